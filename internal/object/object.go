@@ -1,0 +1,192 @@
+// Package object holds the identity of a Kubernetes object as snapply sees
+// it, and the rendered object with the place in git it came from. Every
+// other package speaks in these types.
+package object
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Ref names an object. Its identity is (Group, Kind, Namespace, Name); the
+// Version says which API version the object was read or written with and is
+// not part of the identity (see Key).
+type Ref struct {
+	Group     string `json:"group"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// Key is the identity of an object: a Ref without its version. Use it as a
+// map key.
+type Key struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// RefOf returns the Ref of u.
+func RefOf(u *unstructured.Unstructured) Ref {
+	gvk := u.GroupVersionKind()
+	return Ref{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// Key returns the identity of r.
+func (r Ref) Key() Key {
+	return Key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// GroupKind returns the group and kind of r.
+func (r Ref) GroupKind() schema.GroupKind { return schema.GroupKind{Group: r.Group, Kind: r.Kind} }
+
+// GroupVersionKind returns the group, version and kind of r.
+func (r Ref) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// APIVersion returns "group/version", or "version" for the core group.
+func (r Ref) APIVersion() string {
+	return r.GroupVersionKind().GroupVersion().String()
+}
+
+// String prints r the way kubectl does: "deployment.apps/web -n prod",
+// "configmap/settings -n prod", "namespace/prod".
+func (r Ref) String() string {
+	return r.Key().String()
+}
+
+// String prints k the way kubectl does: "deployment.apps/web -n prod".
+func (k Key) String() string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(k.Kind))
+	if k.Group != "" {
+		b.WriteByte('.')
+		b.WriteString(k.Group)
+	}
+	b.WriteByte('/')
+	b.WriteString(k.Name)
+	if k.Namespace != "" {
+		b.WriteString(" -n ")
+		b.WriteString(k.Namespace)
+	}
+	return b.String()
+}
+
+// Compare orders refs by namespace, group, kind and name, so that listings
+// group the objects of one namespace together and cluster-scoped objects
+// come first.
+func Compare(a, b Ref) int {
+	return cmp.Or(
+		cmp.Compare(a.Namespace, b.Namespace),
+		cmp.Compare(a.Group, b.Group),
+		cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Name, b.Name),
+	)
+}
+
+// Selector picks objects out of a set by a user-typed reference. An empty
+// Group matches any group when the kind was typed without one; Kind matches
+// case-insensitively, as kubectl does.
+type Selector struct {
+	Group     string
+	AnyGroup  bool
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// ParseSelector parses the forms a user types:
+//
+//	deployment.apps/web -n prod   kubectl style, group after the first dot
+//	deployment/web -n prod        kind without group: any group
+//	Deployment/prod/web           Kind/namespace/name
+//	Namespace/prod                Kind/name (cluster-scoped)
+//	apps/v1/Deployment/prod/web   the same with group/version in front
+func ParseSelector(s string) (Selector, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Selector{}, fmt.Errorf("empty object reference")
+	}
+	fields := strings.Fields(s)
+	var ns string
+	switch {
+	case len(fields) == 3 && (fields[1] == "-n" || fields[1] == "--namespace"):
+		ns = fields[2]
+	case len(fields) == 1:
+	default:
+		return Selector{}, fmt.Errorf("object reference %q: want KIND[.GROUP]/NAME [-n NAMESPACE] or Kind/namespace/name", s)
+	}
+	parts := strings.Split(fields[0], "/")
+	for _, p := range parts {
+		if p == "" {
+			return Selector{}, fmt.Errorf("object reference %q: empty part", s)
+		}
+	}
+	var sel Selector
+	switch len(parts) {
+	case 2: // kind[.group]/name
+		sel.Kind, sel.Name = parts[0], parts[1]
+	case 3: // Kind/namespace/name
+		if ns != "" {
+			return Selector{}, fmt.Errorf("object reference %q: namespace given twice", s)
+		}
+		sel.Kind, ns, sel.Name = parts[0], parts[1], parts[2]
+	case 4: // group/version/Kind/name or version/Kind/namespace/name
+		if strings.Contains(parts[0], ".") || ns != "" {
+			sel.Group, sel.Kind, sel.Name = parts[0], parts[2], parts[3]
+		} else {
+			sel.Kind, ns, sel.Name = parts[1], parts[2], parts[3]
+		}
+	case 5: // group/version/Kind/namespace/name
+		sel.Group, sel.Kind, ns, sel.Name = parts[0], parts[2], parts[3], parts[4]
+	default:
+		return Selector{}, fmt.Errorf("object reference %q: want KIND[.GROUP]/NAME [-n NAMESPACE] or Kind/namespace/name", s)
+	}
+	if len(parts) <= 3 {
+		if kind, group, ok := strings.Cut(sel.Kind, "."); ok {
+			sel.Kind, sel.Group = kind, group
+		} else {
+			sel.AnyGroup = true
+		}
+	}
+	sel.Namespace = ns
+	return sel, nil
+}
+
+// Matches reports whether r is the object s names.
+func (s Selector) Matches(r Ref) bool {
+	return strings.EqualFold(s.Kind, r.Kind) &&
+		(s.AnyGroup || s.Group == r.Group) &&
+		s.Namespace == r.Namespace &&
+		s.Name == r.Name
+}
+
+// Source is where a rendered object came from: a file relative to the
+// rendered root (or the kustomization that produced it) and, for plain YAML,
+// the 1-based line its document starts on.
+type Source struct {
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+}
+
+// String prints "file:line", or "file" when the line is unknown.
+func (s Source) String() string {
+	if s.Line > 0 {
+		return fmt.Sprintf("%s:%d", s.File, s.Line)
+	}
+	return s.File
+}
+
+// Object is one rendered, desired object.
+type Object struct {
+	Ref    Ref
+	Source Source
+	Obj    *unstructured.Unstructured
+}

@@ -1,0 +1,171 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/snapply/snapply/internal/plan"
+)
+
+func TestJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, samplePlan()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "json", buf.Bytes())
+}
+
+// kind names the JSON type a contract key must have.
+type kind int
+
+const (
+	str kind = iota
+	num
+	boolean
+	obj
+	arr
+)
+
+// checkKeys checks that m holds every key of want with the JSON type it
+// names.
+func checkKeys(t *testing.T, where string, m map[string]any, want map[string]kind) {
+	t.Helper()
+	for key, k := range want {
+		v, ok := m[key]
+		if !ok {
+			t.Errorf("%s: key %q missing", where, key)
+			continue
+		}
+		var good bool
+		switch k {
+		case str:
+			_, good = v.(string)
+		case num:
+			_, good = v.(float64)
+		case boolean:
+			_, good = v.(bool)
+		case obj:
+			_, good = v.(map[string]any)
+		case arr:
+			_, good = v.([]any)
+		}
+		if !good {
+			t.Errorf("%s: key %q is %T (%v), want JSON type %d", where, key, v, v, k)
+		}
+	}
+}
+
+// TestJSONContract pins the keys and types consumers rely on; a change to
+// the plan types that breaks them must fail here.
+func TestJSONContract(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, samplePlan()); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	checkKeys(t, "plan", doc, map[string]kind{"snapshot": str, "summary": obj, "changes": arr})
+	summary, _ := doc["summary"].(map[string]any)
+	checkKeys(t, "summary", summary, map[string]kind{
+		"create": num, "update": num, "unchanged": num, "delete": num, "conflict": num, "invalid": num, "pending": num,
+	})
+	if diff := cmp.Diff(map[string]any{
+		"create": 2.0, "update": 1.0, "unchanged": 2.0, "delete": 1.0, "conflict": 1.0, "invalid": 1.0, "pending": 1.0,
+	}, summary); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+
+	changes, _ := doc["changes"].([]any)
+	if len(changes) != len(samplePlan().Changes) {
+		t.Fatalf("%d changes, want every object of the plan (%d), unchanged ones included", len(changes), len(samplePlan().Changes))
+	}
+	actions := map[string]bool{}
+	for _, a := range plan.Actions {
+		actions[string(a)] = true
+	}
+	for i, item := range changes {
+		c, _ := item.(map[string]any)
+		where := fmt.Sprintf("changes[%d]", i)
+		checkKeys(t, where, c, map[string]kind{
+			"ref": obj, "action": str, "source": obj, "diff": str, "conflicts": arr, "message": str,
+		})
+		ref, _ := c["ref"].(map[string]any)
+		checkKeys(t, where+".ref", ref, map[string]kind{"group": str, "version": str, "kind": str, "namespace": str, "name": str})
+		source, _ := c["source"].(map[string]any)
+		checkKeys(t, where+".source", source, map[string]kind{"file": str, "line": num})
+		if a, _ := c["action"].(string); !actions[a] {
+			t.Errorf("%s: unknown action %q", where, a)
+		}
+		conflicts, _ := c["conflicts"].([]any)
+		for _, fc := range conflicts {
+			m, _ := fc.(map[string]any)
+			checkKeys(t, where+".conflicts[]", m, map[string]kind{"field": str, "manager": str})
+		}
+	}
+	conflict, _ := changes[5].(map[string]any)
+	if diff := cmp.Diff([]any{
+		map[string]any{"field": ".spec.replicas", "manager": "kubectl-edit"},
+		map[string]any{"field": `.spec.template.spec.containers[name="api"].resources.limits.memory`, "manager": "helm"},
+	}, conflict["conflicts"]); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+}
+
+func TestJSONEmptyListsAreNotNull(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, &plan.Plan{Snapshot: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"changes": []`) {
+		t.Errorf("empty plan: changes is not []:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := JSON(&buf, planOf(samplePlan().Changes[3])); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"conflicts": []`, `"diff": ""`, `"message": ""`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("unchanged object: output lacks %s:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "null") {
+		t.Errorf("output holds null:\n%s", buf.String())
+	}
+}
+
+// TestJSONRoundTrip checks that the JSON holds everything the plan holds:
+// decoded into plan types, it gives back the plan.
+func TestJSONRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	want := samplePlan()
+	if err := JSON(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	var got plan.Plan
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got.Changes {
+		c := &got.Changes[i]
+		// Decoding [] gives an empty slice where the plan has nil.
+		if len(c.Conflicts) == 0 {
+			c.Conflicts = nil
+		}
+		if len(c.Images) == 0 {
+			c.Images = nil
+		}
+		if len(c.Warnings) == 0 {
+			c.Warnings = nil
+		}
+	}
+	if diff := cmp.Diff(want, &got); diff != "" {
+		t.Errorf("plan after a JSON round trip (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,382 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/snapply/snapply/internal/plan"
+)
+
+// MarkdownOptions controls Markdown and SplitMarkdown.
+type MarkdownOptions struct {
+	// Title is the heading, in markdown, like "snapply plan for `prod`".
+	// Empty means "snapply plan".
+	Title string
+	// Marker is put first, on a line of its own, so that a comment can be
+	// found again; a hidden HTML comment like "<!-- snapply:prod -->". It
+	// may be empty.
+	Marker string
+	// MaxBytes is the largest output Markdown writes; 0 means no limit.
+	// Over it, diffs are left out from the last object up, then whole
+	// details, then rows of the changes table. SplitMarkdown ignores it.
+	MaxBytes int
+	// Details folds each object's details inside <details>; when false they
+	// follow a heading each.
+	Details bool
+}
+
+// DefaultMarkdownOptions returns the options of a PR comment without a
+// marker or size limit, details folded.
+func DefaultMarkdownOptions() MarkdownOptions {
+	return MarkdownOptions{Title: defaultTitle, Details: true}
+}
+
+// defaultTitle is the heading when MarkdownOptions.Title is empty.
+const defaultTitle = "snapply plan"
+
+// changesTableHead starts the table of changed objects.
+const changesTableHead = "| action | object | source | note |\n| --- | --- | --- | --- |\n"
+
+// maxNoteRunes is the longest note in a row of the changes table.
+const maxNoteRunes = 200
+
+// Markdown writes p as GitHub-flavoured markdown: the marker, the title,
+// a table of counts, a table of the changed objects, and each changed
+// object's details (diff, conflicts, server message, images, warnings).
+// With opts.MaxBytes set, the output is at most that many bytes.
+func Markdown(w io.Writer, p *plan.Plan, opts MarkdownOptions) error {
+	if p == nil {
+		return errors.New("markdown report: nil plan")
+	}
+	d := newMarkdownDoc(p, opts)
+	out := d.render("", len(d.rows), d.fullTiers(), 0)
+	if opts.MaxBytes > 0 && len(out) > opts.MaxBytes {
+		var err error
+		if out, err = d.fit(opts.MaxBytes); err != nil {
+			return err
+		}
+	}
+	if _, err := io.WriteString(w, out); err != nil {
+		return fmt.Errorf("markdown report: %w", err)
+	}
+	return nil
+}
+
+// tier says how much of an object's details a report shows.
+type tier int
+
+const (
+	tierFull    tier = iota // everything
+	tierNoDiff              // everything but the diff, which a note replaces
+	tierMinimal             // a note in place of the details
+	tierDropped             // nothing
+)
+
+// mdDetail is the details section of one changed object at each tier.
+// Every form ends with a blank line.
+type mdDetail struct {
+	full, noDiff, minimal string
+}
+
+// text returns the detail at tier t.
+func (d mdDetail) text(t tier) string {
+	switch t {
+	case tierFull:
+		return d.full
+	case tierNoDiff:
+		return d.noDiff
+	case tierMinimal:
+		return d.minimal
+	}
+	return ""
+}
+
+// markdownDoc holds the rendered pieces of a markdown report, so that
+// size limits can be met by choosing pieces without rendering twice.
+type markdownDoc struct {
+	marker  string
+	title   string
+	summary string     // counts table and status lines, ending with a blank line
+	rows    []string   // rows of the changes table, each ending with "\n"
+	details []mdDetail // one per row, same order
+	rowSum  []int      // rowSum[k] is the length of rows[:k]
+}
+
+// newMarkdownDoc renders the pieces of p.
+func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
+	d := &markdownDoc{
+		marker: strings.TrimSpace(opts.Marker),
+		title:  clean(oneLine(strings.TrimSpace(opts.Title))),
+	}
+	if d.title == "" {
+		d.title = defaultTitle
+	}
+	d.summary = mdSummary(p)
+	d.rowSum = []int{0}
+	for _, c := range p.Changes {
+		if c.Action == plan.Unchanged {
+			continue
+		}
+		row := mdRow(c)
+		d.rows = append(d.rows, row)
+		d.rowSum = append(d.rowSum, d.rowSum[len(d.rowSum)-1]+len(row))
+		d.details = append(d.details, mdChangeDetail(c, opts.Details))
+	}
+	return d
+}
+
+// head returns the marker, the title with suffix appended, and the summary.
+func (d *markdownDoc) head(suffix string) string {
+	var b strings.Builder
+	if d.marker != "" {
+		b.WriteString(d.marker + "\n")
+	}
+	b.WriteString("## " + d.title + suffix + "\n\n")
+	b.WriteString(d.summary)
+	return b.String()
+}
+
+// continuationHead starts every piece of a split report after the first.
+func (d *markdownDoc) continuationHead(suffix string) string {
+	var b strings.Builder
+	if d.marker != "" {
+		b.WriteString(d.marker + "\n")
+	}
+	b.WriteString("## " + d.title + suffix + "\n\n")
+	return b.String()
+}
+
+// moreRow ends a changes table that shows only some rows.
+func moreRow(n int) string {
+	return fmt.Sprintf("| | ... and %d more | | |\n", n)
+}
+
+// tableLen returns the length of the changes table showing k rows.
+func (d *markdownDoc) tableLen(k int) int {
+	if len(d.rows) == 0 {
+		return 0
+	}
+	n := len(changesTableHead) + d.rowSum[k] + 1
+	if k < len(d.rows) {
+		n += len(moreRow(len(d.rows) - k))
+	}
+	return n
+}
+
+// table returns the changes table showing k rows.
+func (d *markdownDoc) table(k int) string {
+	if len(d.rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(changesTableHead)
+	for _, r := range d.rows[:k] {
+		b.WriteString(r)
+	}
+	if k < len(d.rows) {
+		b.WriteString(moreRow(len(d.rows) - k))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// droppedNote says that the details of n objects were left out.
+func droppedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("_Details of the remaining %s omitted: %s._\n\n", plural(n, "object", "objects"), omittedNote)
+}
+
+// fullTiers returns tierFull for every detail.
+func (d *markdownDoc) fullTiers() []tier {
+	return make([]tier, len(d.details))
+}
+
+// render assembles a report: the head, k rows of the table, the details at
+// their tiers, and a note on the details dropped.
+func (d *markdownDoc) render(suffix string, k int, tiers []tier, dropped int) string {
+	var b strings.Builder
+	b.WriteString(d.head(suffix))
+	b.WriteString(d.table(k))
+	for i, t := range tiers {
+		b.WriteString(d.details[i].text(t))
+	}
+	b.WriteString(droppedNote(dropped))
+	return finish(b.String())
+}
+
+// finish ends a report with exactly one newline.
+func finish(s string) string {
+	return strings.TrimRight(s, "\n") + "\n"
+}
+
+// fit renders the report in at most maxBytes bytes: it leaves out diffs
+// from the last object up, then whole details from the last object up, then
+// rows of the changes table from the end.
+func (d *markdownDoc) fit(maxBytes int) (string, error) {
+	tiers := d.fullTiers()
+	headLen := len(d.head(""))
+	details := 0
+	for _, det := range d.details {
+		details += len(det.full)
+	}
+	k, dropped := len(d.rows), 0
+	size := func() int { return headLen + d.tableLen(k) + details + len(droppedNote(dropped)) }
+
+	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
+		details -= len(d.details[i].full) - len(d.details[i].noDiff)
+		tiers[i] = tierNoDiff
+	}
+	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
+		details -= len(d.details[i].text(tiers[i]))
+		tiers[i] = tierDropped
+		dropped++
+	}
+	for k > 0 && size() > maxBytes {
+		k--
+	}
+	if size() > maxBytes {
+		return "", fmt.Errorf("markdown report: the summary alone takes %d bytes, more than the limit of %d", size(), maxBytes)
+	}
+	return d.render("", k, tiers, dropped), nil
+}
+
+// mdSummary renders the counts table and the status lines.
+func mdSummary(p *plan.Plan) string {
+	var head, align, counts []string
+	for _, a := range plan.Actions {
+		n := p.Summary.Count(a)
+		if n == 0 && a != plan.Unchanged {
+			continue
+		}
+		name := string(a)
+		if a.IsError() {
+			name = "**" + name + "**"
+		}
+		head = append(head, name)
+		align = append(align, "---:")
+		counts = append(counts, fmt.Sprint(n))
+	}
+	var b strings.Builder
+	for _, cells := range [][]string{head, align, counts} {
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+	if p.Snapshot != "" {
+		b.WriteString("Planned against snapshot " + mdCode(p.Snapshot) + ".\n\n")
+	}
+	if blocked := blockedLine(p.Summary); blocked != "" {
+		b.WriteString("**" + blocked + "**\n\n")
+	} else if !p.HasChanges() {
+		b.WriteString(noChangesLine + "\n\n")
+	}
+	return b.String()
+}
+
+// mdRow renders the row of one changed object in the changes table.
+func mdRow(c plan.Change) string {
+	action := label(c)
+	if c.Action.IsError() || c.Destructive {
+		action = "**" + action + "**"
+	}
+	return "| " + action + " | " + mdCode(c.Ref.String()) + " | " + mdCode(c.Source.String()) + " | " + mdNote(c) + " |\n"
+}
+
+// mdNote returns the short note on one changed object: what makes a delete
+// destructive, who owns conflicting fields, an image change or the message.
+func mdNote(c plan.Change) string {
+	switch {
+	case c.Destructive:
+		return "**" + mdText(destructiveWhat(c.Ref)) + "**"
+	case len(c.Conflicts) > 0:
+		var managers []string
+		for _, fc := range c.Conflicts {
+			if m := mdCode(fc.Manager); !slices.Contains(managers, m) {
+				managers = append(managers, m)
+			}
+		}
+		return plural(len(c.Conflicts), "field", "fields") + " owned by " + strings.Join(managers, ", ")
+	case len(c.Images) > 0:
+		note := "image " + imageText(c.Images[0], mdCode)
+		if len(c.Images) > 1 {
+			note += fmt.Sprintf(", and %d more", len(c.Images)-1)
+		}
+		return note
+	case c.Message != "":
+		return mdText(truncate(oneLine(c.Message), maxNoteRunes))
+	}
+	return ""
+}
+
+// mdChangeDetail renders the details section of one changed object.
+func mdChangeDetail(c plan.Change, fold bool) mdDetail {
+	title := c.Ref.String() + " (" + label(c) + ")"
+	var open, end string
+	if fold {
+		open = "<details><summary>" + htmlText(title) + "</summary>\n\n"
+		end = "</details>\n\n"
+	} else {
+		open = "#### " + mdText(title) + "\n\n"
+	}
+
+	var b strings.Builder
+	if c.Destructive {
+		b.WriteString("**DESTRUCTIVE: " + mdText(destructiveNote(c.Ref)) + ".**\n\n")
+	}
+	if c.Action == plan.Invalid && c.Source.File != "" {
+		b.WriteString("Source: " + mdCode(c.Source.String()) + "\n\n")
+	}
+	if c.Message != "" {
+		switch c.Action {
+		case plan.Invalid:
+			b.WriteString("Rejected by the API server:\n\n" + mdFence("text", c.Message) + "\n")
+		case plan.Conflict:
+			b.WriteString("The API server says:\n\n" + mdFence("text", c.Message) + "\n")
+		default:
+			b.WriteString("Note: " + mdText(c.Message) + "\n\n")
+		}
+	}
+	if len(c.Conflicts) > 0 {
+		b.WriteString("Fields owned by other field managers:\n\n| field | manager |\n| --- | --- |\n")
+		for _, fc := range c.Conflicts {
+			b.WriteString("| " + mdCode(fc.Field) + " | " + mdCode(fc.Manager) + " |\n")
+		}
+		ways := waysOut(mdCode)
+		b.WriteString("\nTwo ways out:\n\n- " + ways[0] + ", or\n- " + ways[1] + ".\n\n")
+	}
+	if len(c.Images) > 0 {
+		b.WriteString("Images:\n\n")
+		for _, ic := range c.Images {
+			b.WriteString("- " + imageText(ic, mdCode) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if len(c.Warnings) > 0 {
+		b.WriteString("Warnings:\n\n")
+		for _, warn := range c.Warnings {
+			b.WriteString("- " + mdText(warn) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	var diff string
+	if c.Diff != "" {
+		diff = mdFence("diff", c.Diff) + "\n"
+	}
+	if b.Len() == 0 && diff == "" {
+		b.WriteString("_No diff._\n\n")
+	}
+	full := open + b.String() + diff + end
+	noDiff := full
+	if diff != "" {
+		noDiff = open + b.String() + "_diff omitted: " + omittedNote + "_\n\n" + end
+	}
+	return mdDetail{
+		full:    full,
+		noDiff:  noDiff,
+		minimal: open + "_details omitted: " + omittedNote + "_\n\n" + end,
+	}
+}
