@@ -107,7 +107,9 @@ func TestScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(res.Objects, func(o *unstructured.Unstructured) bool { return o.GetKind() == "Namespace" && o.GetName() == "kube-system" }) {
+	if !slices.ContainsFunc(res.Objects, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "Namespace" && o.GetName() == "kube-system"
+	}) {
 		t.Error("cluster scope misses namespace/kube-system")
 	}
 }
