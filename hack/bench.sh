@@ -42,46 +42,91 @@ die() { log "error: $*"; exit 1; }
 
 # --- timing --------------------------------------------------------------
 
-# now_us prints the wall clock in microseconds: bash's EPOCHREALTIME
-# (bash 5), else GNU date.
+# now_us VAR sets VAR to the wall clock in microseconds: bash's
+# EPOCHREALTIME (bash 5), else GNU date.
 if [[ -n ${EPOCHREALTIME:-} ]]; then
-  now_us() { local t=${EPOCHREALTIME}; echo "${t/[.,]/}"; }
+  now_us() { local -n out=$1; local t=${EPOCHREALTIME}; out=${t/[.,]/}; }
 else
-  now_us() { echo $(($(date +%s%N) / 1000)); }
+  now_us() { local -n out=$1; out=$(($(date +%s%N) / 1000)); }
 fi
+
+# client_cpu_us VAR sets VAR to the user+system CPU time of this shell's
+# finished children, in microseconds, from the `times` builtin (run in this
+# shell, not in a $(...) subshell, whose children are others).
+client_cpu_us() {
+  local -n out=$1
+  times >"$work/times"
+  local -a t
+  mapfile -t t <"$work/times"
+  local f frac
+  out=0
+  for f in ${t[1]}; do
+    [[ $f =~ ^([0-9]+)m([0-9]+)[.,]([0-9]+)s$ ]] || die "times: unexpected $f"
+    frac=${BASH_REMATCH[3]}000000
+    out=$((out + (10#${BASH_REMATCH[1]} * 60 + 10#${BASH_REMATCH[2]}) * 1000000 + 10#${frac:0:6}))
+  done
+}
+
+# server_cpu_us prints the user+system CPU time of the local cluster's
+# processes (etcd, kube-apiserver), in microseconds, or 0 when they cannot
+# be read.
+clock_ticks=$(getconf CLK_TCK 2>/dev/null || echo 100)
+server_cpu_us() {
+  local ticks=0 pid f
+  for pid in $(pgrep -P "${cluster_pid:-0}" 2>/dev/null); do
+    [[ -r /proc/$pid/stat ]] || continue
+    read -r -a f <"/proc/$pid/stat" || continue
+    # Fields 14 and 15 (utime, stime), counted after the "(comm)" field,
+    # which holds no space for these processes.
+    ticks=$((ticks + f[13] + f[14]))
+  done
+  echo $((ticks * 1000000 / clock_ticks))
+}
 
 # secs US prints microseconds as seconds with three decimals.
 secs() { printf '%d.%03d' $(($1 / 1000000)) $(($1 % 1000000 / 1000)); }
 
-# times[NAME] holds the timed runs of NAME, in microseconds, space-separated.
-declare -A times=()
+# For each measured NAME, in microseconds, one value per run, space-separated:
+# wall[NAME] the wall time, client[NAME] the CPU time of the command and its
+# children, server[NAME] the CPU time of the API server and etcd meanwhile.
+declare -A wall=() client=() server=()
 
 # measure NAME OK_CODES CMD... runs CMD once with stdout discarded and
-# stderr kept in $work/logs, and appends its wall time to times[NAME].
-# OK_CODES lists the exit codes that are not failures ("0", or "0 1" for
-# kubectl diff, whose 1 means "there are differences").
+# stderr kept in $work/logs, and records its times. OK_CODES lists the exit
+# codes that are not failures ("0", or "0 1" for kubectl diff, whose 1 means
+# "there are differences").
 measure() {
-  local name=$1 ok=$2 rc=0 start end n
+  local name=$1 ok=$2 rc=0 start end c0 c1 s0 s1 n
   shift 2
-  n=$(($(wc -w <<<"${times[$name]:-}") + 1))
+  n=$(($(wc -w <<<"${wall[$name]:-}") + 1))
   local errlog=$work/logs/$name.$n.stderr
-  start=$(now_us)
+  # Only the command runs between the two readings of each clock, so that
+  # the client CPU time does not count the subshells of these functions.
+  s0=$(server_cpu_us)
+  client_cpu_us c0
+  now_us start
   "$@" >/dev/null 2>"$errlog" || rc=$?
-  end=$(now_us)
+  now_us end
+  client_cpu_us c1
+  s1=$(server_cpu_us)
   if [[ " $ok " != *" $rc "* ]]; then
     log "$name run $n: exit code $rc (want ${ok// / or }): $*"
     tail -n 20 "$errlog" >&2
     exit 1
   fi
-  times[$name]="${times[$name]:-} $((end - start))"
-  log "$name run $n: $(secs $((end - start)))s"
+  wall[$name]="${wall[$name]:-} $((end - start))"
+  client[$name]="${client[$name]:-} $((c1 - c0))"
+  server[$name]="${server[$name]:-} $((s1 - s0))"
+  log "$name run $n: $(secs $((end - start)))s (CPU: client $(secs $((c1 - c0)))s, server $(secs $((s1 - s0)))s)"
 }
 
-# median NAME prints the median of the runs of NAME, in microseconds.
+# median METRIC NAME prints the median of the runs of NAME in METRIC (wall,
+# client or server), in microseconds.
 median() {
-  [[ -n ${times[$1]:-} ]] || die "no runs of $1"
+  local -n m=$1
+  [[ -n ${m[$2]:-} ]] || die "no runs of $2"
   local -a v
-  mapfile -t v < <(tr ' ' '\n' <<<"${times[$1]}" | grep . | sort -n)
+  mapfile -t v < <(tr ' ' '\n' <<<"${m[$2]}" | grep . | sort -n)
   local n=${#v[@]}
   if ((n % 2)); then echo "${v[n / 2]}"; else echo $(((v[n / 2 - 1] + v[n / 2]) / 2)); fi
 }
@@ -89,36 +134,49 @@ median() {
 # --- the report ----------------------------------------------------------
 
 report=()
+row_format='%-40s %10s %12s %12s   %s'
 
-# row LABEL NAME adds the median and the runs of NAME.
+# row LABEL NAME adds the medians and the wall times of the runs of NAME.
 row() {
   local label=$1 name=$2 runs_s="" t
-  for t in ${times[$name]}; do runs_s+="$(secs "$t") "; done
-  report+=("$(printf '%-44s %8s s   runs: %s' "$label" "$(secs "$(median "$name")")" "${runs_s% }")")
+  for t in ${wall[$name]}; do runs_s+="$(secs "$t") "; done
+  # shellcheck disable=SC2059 # the format is a constant
+  report+=("$(printf "$row_format" "$label" "$(secs "$(median wall "$name")")" \
+    "$(secs "$(median client "$name")")" "$(secs "$(median server "$name")")" "${runs_s% }")")
 }
 
-# ratio LABEL SLOW FAST TARGET adds median(SLOW)/median(FAST) and whether it
-# reaches TARGET (an integer; 0 for none).
+# ratio LABEL SLOW FAST TARGET adds the ratio of the median wall times of
+# SLOW and FAST, and whether it reaches TARGET (an integer; 0 for none),
+# and the ratio of their median total CPU times (client + server), which
+# other work on the machine disturbs less.
 ratio() {
-  local label=$1 slow fast target=$4 r
-  slow=$(median "$2")
-  fast=$(median "$3")
-  r=$((slow * 100 / fast))
-  local line
-  line=$(printf '%-44s %5d.%02d x' "$label" $((r / 100)) $((r % 100)))
+  local label=$1 target=$4 r c=-1 line fast_cpu
+  r=$(($(median wall "$2") * 100 / $(median wall "$3")))
+  fast_cpu=$(($(median client "$3") + $(median server "$3")))
+  ((fast_cpu == 0)) || c=$((($(median client "$2") + $(median server "$2")) * 100 / fast_cpu))
+  line=$(printf '%-40s %8d.%02dx' "$label" $((r / 100)) $((r % 100)))
   if ((target > 0)); then
-    if ((r >= target * 100)); then line+="   (target >= ${target}x: met)"; else line+="   (target >= ${target}x: NOT MET)"; fi
+    if ((r >= target * 100)); then line+="  (target >= ${target}x: met)"; else line+="  (target >= ${target}x: NOT MET)"; fi
   fi
+  ((c < 0)) || line+=$(printf '   CPU (client+server): %d.%02dx' $((c / 100)) $((c % 100)))
   report+=("$line")
 }
 
 # note TEXT adds a line as is.
 note() { report+=("$*"); }
 
+# header adds the column titles of row.
+header() {
+  # shellcheck disable=SC2059 # the format is a constant
+  report+=("$(printf "$row_format" "" "wall (s)" "client CPU" "server CPU" "wall of each run (s)")")
+}
+
 print_report() {
   echo
   echo "== snapply benchmark: $(date -u +%FT%TZ), $(nproc) CPUs, $runs runs each, alternating =="
   printf '%s\n' "${report[@]}"
+  echo "load average after the sections: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "(medians; client CPU: the command and its children; server CPU: etcd + kube-apiserver meanwhile)"
 }
 
 # --- setup ---------------------------------------------------------------
@@ -138,7 +196,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 build() {
-  log "building bin/snapply"
+  log "building bin/snapply, hack/localcluster and hack/genfixture"
   go build -o "$snapply" ./cmd/snapply
   go build -o "$work/bin/localcluster" ./hack/localcluster
   go build -o "$work/bin/genfixture" ./hack/genfixture
@@ -148,6 +206,7 @@ tools() {
   log "ensuring tools (hack/tools.sh bench)"
   local dir
   dir=$(hack/tools.sh bench | tail -n 1)
+  tools_versions=$(basename "$dir")
   export PATH="$dir:$PATH"
   kubectl=$dir/kubectl
   # shellcheck disable=SC2034 # for sections that compare apply with kapp
@@ -253,10 +312,15 @@ section_plan() {
   row "snapply plan -q -o json" plan
   row "kubectl diff --server-side" diff
   ratio "ratio kubectl diff / snapply plan" diff plan 5
-  note "$(printf '%-44s %8s     (%s bytes; a new store per run)' "snapply store file" "$(du -h "$store" | cut -f1)" "$(stat -c %s "$store")")"
+  note "$(printf '%-40s %10s   (%s bytes; a new store per run)' "snapply store file" "$(du -h "$store" | cut -f1)" "$(stat -c %s "$store")")"
 }
 
 # --- main ----------------------------------------------------------------
+
+for s in "${sections[@]}"; do
+  declare -F "section_$s" >/dev/null || die "unknown section $s (have: $(declare -F | sed -n 's/^declare -f section_//p' | tr '\n' ' '))"
+done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS: $runs: want a positive integer"
 
 mkdir -p "$work/logs" "$work/bin"
 build
@@ -269,10 +333,11 @@ fixture changed
 apply_base
 
 note "objects: $base_objects applied (base), $fixture_objects planned (changed: $fixture_changed changed, $fixture_added added), $namespaces namespaces"
-note "server: hack/localcluster (etcd + kube-apiserver, no controllers); $("$kubectl" version --client | head -n 1)"
+note "server: hack/localcluster (etcd + kube-apiserver, no controllers); tools: $tools_versions"
+note "load average before the sections: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews single numbers; compare ratios)"
+header
 row "(once) kubectl apply --server-side, base" base-apply
 for s in "${sections[@]}"; do
-  declare -F "section_$s" >/dev/null || die "unknown section $s (have: $(declare -F | sed -n 's/^declare -f section_//p' | tr '\n' ' '))"
   log "section $s"
   "section_$s"
 done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make demo: start a local Kubernetes API server (no cluster needed), apply
-# the v1 baseline of fixtures/demo, then plan the v2 overlay with snapply and
-# print the plan as text and as the markdown a PR comment shows.
+# make demo: start a local Kubernetes cluster (API server, controllers and
+# kwok: no container runtime needed), then walk through fixtures/demo with
+# snapply: plan v1, apply v1 and watch it roll out, plan v2 (text and the
+# markdown a PR comment shows), apply v2, apply v2 again (nothing to do).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,10 +21,10 @@ step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 step "building snapply and the local API server's binaries"
 go build -o bin/snapply ./cmd/snapply
 go build -o "$work/localcluster" ./hack/localcluster
-hack/tools.sh envtest >/dev/null
+hack/tools.sh cluster >/dev/null
 
-step "starting a local kube-apiserver + etcd"
-"$work/localcluster" --kubeconfig "$kubeconfig" --pidfile "$pidfile" --dir "$work/cluster" >"$work/cluster.log" 2>&1 &
+step "starting a local cluster: kube-apiserver, etcd, controller-manager, scheduler, kwok"
+"$work/localcluster" --controllers --kubeconfig "$kubeconfig" --pidfile "$pidfile" --dir "$work/cluster" >"$work/cluster.log" 2>&1 &
 for _ in $(seq 1 120); do
   grep -q '^ready' "$work/cluster.log" 2>/dev/null && break
   if ! kill -0 $! 2>/dev/null; then cat "$work/cluster.log"; exit 1; fi
@@ -33,25 +34,31 @@ grep -q '^ready' "$work/cluster.log" || { echo "the API server did not start:"; 
 export KUBECONFIG=$kubeconfig
 snapply() { bin/snapply "$@"; }
 
-step "baseline: the v1 overlay, applied as snapply"
-# Until `snapply apply` lands, the baseline is applied with server-side
-# apply under snapply's field manager through snapply's own test helper.
-go run ./hack/demoapply fixtures/demo/overlays/v1
+db=$work/snapply.db
 
-step "snapply plan fixtures/demo/overlays/v1 (nothing to do)"
-snapply plan fixtures/demo/overlays/v1 --store "$work/snapply.db" --color=always
+step "snapply plan fixtures/demo/overlays/v1: everything is new"
+snapply plan fixtures/demo/overlays/v1 --store "$db" --color=always
 
-step "snapply plan fixtures/demo/overlays/v2 (text)"
-snapply plan fixtures/demo/overlays/v2 --store "$work/snapply.db" --color=always
+step "snapply apply fixtures/demo/overlays/v1: waves, then wait for the rollouts"
+snapply apply fixtures/demo/overlays/v1 --store "$db" --color=always --timeout 2m
 
-step "snapply plan fixtures/demo/overlays/v2 -o markdown (what the PR comment shows)"
-snapply plan fixtures/demo/overlays/v2 --store "$work/snapply.db" -o markdown -q
+step "snapply plan fixtures/demo/overlays/v2: what the pull request changes"
+snapply plan fixtures/demo/overlays/v2 --store "$db" --color=always
 
-step "snapply history: every plan left a snapshot in the store"
-snapply history --store "$work/snapply.db"
+step "snapply plan fixtures/demo/overlays/v2 -o markdown: what the PR comment shows"
+snapply plan fixtures/demo/overlays/v2 --store "$db" -o markdown -q
 
-step "snapply show: the live Deployment as the first snapshot recorded it"
-snapply show --store "$work/snapply.db" "$(snapply history --store "$work/snapply.db" -o json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -1)" 'deployment.apps/web -n demo'
+step "snapply apply fixtures/demo/overlays/v2: update, create, prune the old generated Secret, roll out"
+snapply apply fixtures/demo/overlays/v2 --store "$db" --color=always --timeout 2m
+
+step "snapply apply fixtures/demo/overlays/v2 again: nothing to do, nothing written"
+snapply apply fixtures/demo/overlays/v2 --store "$db" --color=always -q
+
+step "the Pods the rollout left (kwok runs them: no container runtime needed)"
+bin/snapply show --store "$db" latest 'deployment.apps/web -n demo' | sed -n '/^status:/,$p'
+
+step "snapply history: every run left its snapshots in the store"
+snapply history --store "$db"
 
 echo
-echo "demo done. The store is $work/snapply.db; the API server is stopped on exit."
+echo "demo done. The store is $db; the API server is stopped on exit."

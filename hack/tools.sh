@@ -14,6 +14,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# internal/testenv (assets.go) finds the binaries with the same logic: keep
+# versions= and dir= in sync with it (TestToolsDirInSync checks).
 versions="k8s-1.36.3_etcd-3.6.6_kwok-0.7.0_kapp-0.64.2"
 dir=${SNAPPLY_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/snapply/tools/$versions}
 mkdir -p "$dir"
@@ -50,7 +52,14 @@ bench() {
 }
 
 case "${1:-envtest}" in
-  envtest) envtest ;;
+  envtest)
+    envtest
+    # The directory that holds what the tests use: the caller's own assets
+    # when they are complete.
+    if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; then
+      dir=$KUBEBUILDER_ASSETS
+    fi
+    ;;
   cluster) cluster ;;
   bench) bench ;;
   dir) ;;

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,11 +13,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.NewRootCommand(cli.StdIO()).ExecuteContext(ctx)
+	code := cli.Main(ctx, os.Args[1:], cli.StdIO())
 	stop()
-	var exit *cli.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	}
-	os.Exit(cli.ExitCode(err))
+	os.Exit(code)
 }

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/snapply/snapply/internal/apply"
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
@@ -22,6 +26,13 @@ type prepareOptions struct {
 	concurrency int
 	allowEmpty  bool
 	force       bool
+	// name and inventoryNS name the inventory (ApplySet parent).
+	name        string
+	inventoryNS string
+	// lock takes the inventory's Lease before the snapshot, waiting up to
+	// lockWait; apply sets it, plan does not.
+	lock     bool
+	lockWait time.Duration
 }
 
 // prepared is the outcome of steps 1 and 2 of the pipeline: the desired set,
@@ -33,6 +44,24 @@ type prepared struct {
 	live    *snapshot.Result
 	before  store.Meta
 	plan    *plan.Plan
+	inv     *apply.Inventory
+	members []*unstructured.Unstructured
+	lock    *apply.Lock
+	scope   snapshot.Scope
+	refs    []object.Ref
+}
+
+// close releases the lock and closes the store; it is safe on a partly
+// prepared value.
+func (p *prepared) close() error {
+	var errs []error
+	if p.lock != nil {
+		errs = append(errs, p.lock.Release())
+	}
+	if p.db != nil {
+		errs = append(errs, p.db.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // prepare renders path, snapshots the cluster into the store and plans. The
@@ -65,17 +94,49 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{client: client, db: db, desired: desired}
+	p := &prepared{client: client, db: db, desired: desired, scope: scope}
+
+	if o.lock {
+		start = time.Now()
+		lopts := apply.DefaultLockOptions()
+		lopts.Holder = holder()
+		lopts.Wait = o.lockWait
+		if p.lock, err = apply.Acquire(ctx, client, o.name, o.inventoryNS, lopts); err != nil {
+			return p, err
+		}
+		g.progress("lock %s/snapply-%s taken in %s", o.inventoryNS, o.name, since(start))
+	}
+	if p.inv, err = apply.LoadInventory(ctx, client, o.name, o.inventoryNS); err != nil {
+		return p, err
+	}
+	if p.inv.Exists {
+		if p.members, err = p.inv.Members(ctx, client); err != nil {
+			return p, err
+		}
+	}
+	desiredKeys := make(map[object.Key]bool, len(desired))
+	for _, d := range desired {
+		p.inv.Label(d.Obj)
+		desiredKeys[d.Ref.Key()] = true
+		p.refs = append(p.refs, d.Ref)
+	}
+	var prune []*unstructured.Unstructured
+	for _, m := range p.members {
+		ref := object.RefOf(m)
+		if !desiredKeys[ref.Key()] {
+			prune = append(prune, m)
+			p.refs = append(p.refs, ref)
+		}
+	}
 
 	start = time.Now()
-	refs := make([]object.Ref, len(desired))
-	for i, d := range desired {
-		refs[i] = d.Ref
-	}
 	sopts := snapshot.DefaultOptions()
 	sopts.Scope = scope
-	p.live, err = snapshot.Capture(ctx, client, refs, sopts)
+	p.live, err = snapshot.Capture(ctx, client, p.refs, sopts)
 	if err != nil {
+		return p, err
+	}
+	if err := checkOwnership(p.live, desired, p.inv.ID); err != nil {
 		return p, err
 	}
 	meta := store.Meta{
@@ -103,13 +164,44 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	}
 	popts.ForceConflicts = o.force
 	popts.Redact = db.Redactor().Redact
-	p.plan, err = plan.Compute(ctx, client, plan.Input{Desired: desired, Live: p.live.Index()}, popts)
+	p.plan, err = plan.Compute(ctx, client, plan.Input{Desired: desired, Live: p.live.Index(), Prune: prune}, popts)
 	if err != nil {
 		return p, fmt.Errorf("plan: %w", err)
 	}
 	p.plan.Snapshot = p.before.ID
 	g.progress("planned %d objects with server-side dry runs in %s", len(desired), since(start))
 	return p, nil
+}
+
+// checkOwnership refuses desired objects that are live members of another
+// ApplySet: applying them would move them silently from one inventory to
+// another, and the other one would prune them next time.
+func checkOwnership(live *snapshot.Result, desired []object.Object, id string) error {
+	idx := live.Index()
+	for _, d := range desired {
+		u := idx[d.Ref.Key()]
+		if u == nil {
+			continue
+		}
+		if other, ok := u.GetLabels()[apply.PartOfLabel]; ok && other != id {
+			return fmt.Errorf("%s (%s): belongs to another inventory (%s=%s); remove it from one of the two sets, or delete the label to hand it over", d.Ref, d.Source, apply.PartOfLabel, other)
+		}
+	}
+	return nil
+}
+
+// holder names this run for others waiting on the lock: the GitHub Actions
+// run URL when there is one, else user@host and the process ID.
+func holder() string {
+	if server, repo, run := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID"); server != "" && repo != "" && run != "" {
+		return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, run)
+	}
+	host, _ := os.Hostname()
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "unknown"
+	}
+	return fmt.Sprintf("%s@%s pid %d", user, host, os.Getpid())
 }
 
 // sourceFromEnv records where a run came from when it runs inside a GitHub

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/snapply/snapply/internal/plan"
@@ -35,8 +36,8 @@ with --detailed-exitcode, 2 when the plan has changes (and no errors).`,
 				return err
 			}
 			p, err := g.prepare(cmd.Context(), args[0], o)
-			if p != nil && p.db != nil {
-				defer p.db.Close()
+			if p != nil {
+				defer p.close()
 			}
 			if err != nil {
 				return err
@@ -48,14 +49,21 @@ with --detailed-exitcode, 2 when the plan has changes (and no errors).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.storePath, "store", "snapply.db", "store file: created if missing, appended to if present")
 	f.StringVarP(&output, "output", "o", "text", "output format: text, markdown or json")
-	f.StringVar(&o.scope, "scope", "namespaces", "what the snapshot holds: managed (the desired objects), namespaces (all objects of their namespaces) or cluster")
 	f.BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when nothing changes, 2 when something changes, 1 on error")
-	f.IntVar(&o.concurrency, "concurrency", 16, "dry runs in flight")
-	f.BoolVar(&o.force, "force-conflicts", false, "plan as if taking fields owned by other managers")
-	f.BoolVar(&o.allowEmpty, "allow-empty", false, "accept a PATH that renders no object")
+	addCommonFlags(f, &o)
 	return cmd
+}
+
+// addCommonFlags adds the flags plan and apply share.
+func addCommonFlags(f *pflag.FlagSet, o *prepareOptions) {
+	f.StringVar(&o.storePath, "store", "snapply.db", "store file: created if missing, appended to if present")
+	f.StringVar(&o.scope, "scope", "namespaces", "what the snapshot holds: managed (the desired objects), namespaces (all objects of their namespaces) or cluster")
+	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight")
+	f.BoolVar(&o.force, "force-conflicts", false, "take fields owned by other field managers (every object; or annotate one object with "+plan.ForceAnnotation+`: "true")`)
+	f.BoolVar(&o.allowEmpty, "allow-empty", false, "accept a PATH that renders no object (apply would then prune everything it applied before)")
+	f.StringVar(&o.name, "name", "snapply", "inventory name: the ApplySet parent Secret and its Lease; one per environment")
+	f.StringVar(&o.inventoryNS, "inventory-namespace", "default", "namespace of the inventory Secret and Lease")
 }
 
 func checkOutput(output string) error {

@@ -4,10 +4,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -54,6 +56,23 @@ func ExitCode(err error) int {
 	return 1
 }
 
+// Main runs snapply with args (without the program name) and returns the
+// exit code. It prints the error, if any, as one line on streams.Err.
+func Main(ctx context.Context, args []string, streams IO) int {
+	cmd := NewRootCommand(streams)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	var exit *ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {
+		fmt.Fprintf(streams.Err, "error: %s\n", oneLine(err.Error()))
+	}
+	return ExitCode(err)
+}
+
+// oneLine keeps an error on one line: some API server and kustomize
+// messages span several.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // globals are the flags every command shares.
 type globals struct {
 	io    IO
@@ -84,6 +103,7 @@ the field manager that owns each field, and objects the server refuses.`,
 
 	root.AddCommand(
 		newPlanCommand(g),
+		newApplyCommand(g),
 		newHistoryCommand(g),
 		newShowCommand(g),
 		newVersionCommand(g),

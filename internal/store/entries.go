@@ -1,6 +1,7 @@
 package store
 
 import (
+	"maps"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -142,14 +143,44 @@ func partsSize(parts [][]byte) uint64 {
 	return n
 }
 
+// builtEntries are the entries of a snapshot, rebuilt, with its record.
+type builtEntries struct {
+	m   map[object.Key]Entry
+	rec record
+}
+
 // entries rebuilds the entries of the snapshot key from its keyframe and
 // the deltas down to it, and returns them with the snapshot's record.
 func (tx *Tx) entries(key string) ([]Entry, record, error) {
+	b, err := tx.entryMap(key)
+	if err != nil {
+		return nil, record{}, err
+	}
+	entries := make([]Entry, 0, len(b.m))
+	for _, e := range b.m {
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return object.Compare(a.Ref, b.Ref) })
+	return entries, b.rec, nil
+}
+
+// entryMap rebuilds the entries of the snapshot key by key. It starts from
+// the nearest snapshot of the chain in tx.built, if any, and adds the
+// result to it.
+func (tx *Tx) entryMap(key string) (builtEntries, error) {
 	b := tx.bucket(bucketSnapshots)
 	var chain []record
+	var from *builtEntries
 	for cur := key; ; {
 		if len(chain) > maxChainDepth {
-			return nil, record{}, corrupt(tx.db.path, "snapshot %q: delta chain longer than %d", key, maxChainDepth)
+			return builtEntries{}, corrupt(tx.db.path, "snapshot %q: delta chain longer than %d", key, maxChainDepth)
+		}
+		if c, ok := tx.built[cur]; ok {
+			if n := len(chain); n > 0 && c.rec.depth+1 != chain[n-1].depth {
+				return builtEntries{}, corrupt(tx.db.path, "snapshot %q: base %q has depth %d, want %d", chain[n-1].meta.ID, cur, c.rec.depth, chain[n-1].depth-1)
+			}
+			from = &c
+			break
 		}
 		var v []byte
 		if b != nil {
@@ -157,19 +188,19 @@ func (tx *Tx) entries(key string) ([]Entry, record, error) {
 		}
 		if v == nil {
 			if len(chain) == 0 {
-				return nil, record{}, fmt.Errorf("store: %s: snapshot %q %w", tx.db.path, key, ErrNotFound)
+				return builtEntries{}, fmt.Errorf("store: %s: snapshot %q %w", tx.db.path, key, ErrNotFound)
 			}
-			return nil, record{}, corrupt(tx.db.path, "snapshot %q: base snapshot %q is missing", key, cur)
+			return builtEntries{}, corrupt(tx.db.path, "snapshot %q: base snapshot %q is missing", key, cur)
 		}
 		r, err := decodeRecord(v)
 		if err != nil {
-			return nil, record{}, corrupt(tx.db.path, "snapshot %q: %v", cur, err)
+			return builtEntries{}, corrupt(tx.db.path, "snapshot %q: %v", cur, err)
 		}
 		if n := len(chain); n > 0 && r.depth+1 != chain[n-1].depth {
-			return nil, record{}, corrupt(tx.db.path, "snapshot %q: base %q has depth %d, want %d", chain[n-1].meta.ID, cur, r.depth, chain[n-1].depth-1)
+			return builtEntries{}, corrupt(tx.db.path, "snapshot %q: base %q has depth %d, want %d", chain[n-1].meta.ID, cur, r.depth, chain[n-1].depth-1)
 		}
 		if (r.base == "") != (r.depth == 0) {
-			return nil, record{}, corrupt(tx.db.path, "snapshot %q: depth %d with base %q", cur, r.depth, r.base)
+			return builtEntries{}, corrupt(tx.db.path, "snapshot %q: depth %d with base %q", cur, r.depth, r.base)
 		}
 		r.meta.ID = cur
 		chain = append(chain, r)
@@ -178,12 +209,18 @@ func (tx *Tx) entries(key string) ([]Entry, record, error) {
 		}
 		cur = r.base
 	}
+	if len(chain) == 0 {
+		return *from, nil
+	}
 	m := map[object.Key]Entry{}
+	if from != nil {
+		m = maps.Clone(from.m)
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		for _, p := range chain[i].parts {
 			c, err := tx.readPart(p)
 			if err != nil {
-				return nil, record{}, corrupt(tx.db.path, "snapshot %q: entries: %v", chain[i].meta.ID, err)
+				return builtEntries{}, corrupt(tx.db.path, "snapshot %q: entries: %v", chain[i].meta.ID, err)
 			}
 			for _, e := range c.upserts {
 				m[e.Ref.Key()] = e
@@ -192,17 +229,15 @@ func (tx *Tx) entries(key string) ([]Entry, record, error) {
 				delete(m, k)
 			}
 		}
+		if chain[i].meta.Count != len(m) {
+			return builtEntries{}, corrupt(tx.db.path, "snapshot %q: %d entries, metadata says %d", chain[i].meta.ID, len(m), chain[i].meta.Count)
+		}
 	}
-	entries := make([]Entry, 0, len(m))
-	for _, e := range m {
-		entries = append(entries, e)
+	out := builtEntries{m: m, rec: chain[0]}
+	if tx.built != nil {
+		tx.built[key] = out
 	}
-	slices.SortFunc(entries, func(a, b Entry) int { return object.Compare(a.Ref, b.Ref) })
-	top := chain[0]
-	if top.meta.Count != len(entries) {
-		return nil, record{}, corrupt(tx.db.path, "snapshot %q: %d entries, metadata says %d", key, len(entries), top.meta.Count)
-	}
-	return entries, top, nil
+	return out, nil
 }
 
 func (tx *Tx) readPart(p part) (changes, error) {

@@ -100,9 +100,13 @@ func Hash(v any) ID {
 }
 
 // ObjectID returns the ID under which the store keeps u: the Hash of
-// Normalize(r, u).
+// Normalize(r, u). r must not be nil (use DB.Redactor); a nil u hashes as
+// null.
 func ObjectID(r *secret.Redactor, u *unstructured.Unstructured) ID {
 	n, _ := Normalize(r, u)
+	if n == nil {
+		return nullID
+	}
 	return Hash(n.Object)
 }
 

@@ -156,11 +156,19 @@ func (tx *Tx) chooseRecord(entries []Entry) (record, [][]byte) {
 	best, bestParts := record{readCost: keySize}, key
 	bestSize := keySize
 
-	var bases []string
-	c := tx.bucket(bucketSnapshots).Cursor()
-	for k, _ := c.Last(); k != nil && len(bases) < baseCandidates; k, _ = c.Prev() {
-		bases = append(bases, string(k))
+	// The newest snapshots by creation time (IDs made in the same second
+	// do not sort by time), the oldest of them first: the newer ones then
+	// rebuild their entries from it rather than from their keyframe.
+	metas, err := tx.Snapshots()
+	if err != nil {
+		metas = nil // a damaged snapshot: write a keyframe
 	}
+	var bases []string
+	for _, m := range metas[max(0, len(metas)-baseCandidates):] {
+		bases = append(bases, m.ID)
+	}
+	tx.built = map[string]builtEntries{}
+	defer func() { tx.built = nil }()
 	for _, base := range bases {
 		baseEntries, rec, err := tx.entries(base)
 		if err != nil || rec.depth+1 > maxChainDepth {
@@ -172,7 +180,8 @@ func (tx *Tx) chooseRecord(entries []Entry) (record, [][]byte) {
 		}
 		parts := splitChanges(ch)
 		size := partsSize(parts)
-		if size >= bestSize || rec.readCost+size > 2*keySize {
+		// Smaller than a keyframe; the newest of equals.
+		if size >= keySize || size > bestSize || rec.readCost+size > 2*keySize {
 			continue
 		}
 		best = record{base: base, depth: rec.depth + 1, readCost: rec.readCost + size}

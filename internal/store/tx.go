@@ -13,6 +13,8 @@ import (
 type Tx struct {
 	db  *DB
 	btx *bolt.Tx
+	// built caches the entries rebuilt by entries, when not nil.
+	built map[string]builtEntries
 }
 
 // View runs fn in a read-only transaction. Any number of View calls may

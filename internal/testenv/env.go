@@ -76,9 +76,9 @@ type Env struct {
 var discardControllerRuntimeLogs sync.Once
 
 // Start starts etcd and kube-apiserver and, with opts.Controllers, the
-// controllers and a fake Node, and returns when the Node is Ready. Call Stop
-// when done; processes left behind by a test binary that dies are
-// terminated all the same.
+// controllers and a fake Node, in which case it returns once the Node is
+// Ready. Call Stop when done; should the test binary die first, a watcher
+// process terminates what Start started.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	assetsDir, err := Assets()
 	if err != nil {
@@ -133,7 +133,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("test environment: %w", err)
 	}
 	if err := e.writeKubeconfig(); err != nil {
 		return nil, err

@@ -13,14 +13,16 @@ import (
 // When the binaries are missing it says how to build them and exits 1: a
 // package whose tests need an API server must not pass without one.
 //
-// When the test binary only lists tests (go test -list), no Env is started.
+// No Env is started, and *env stays nil, when the test binary only lists
+// tests (go test -list) or is a fuzzing worker: a Fuzz target must not use
+// the Env (fuzzing against an API server is too slow to find anything).
 func Main(m *testing.M, env **Env) {
 	os.Exit(run(m, env))
 }
 
 func run(m *testing.M, env **Env) int {
 	flag.Parse()
-	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+	if flagSet("test.list") || flagSet("test.fuzzworker") {
 		return m.Run()
 	}
 	e, err := Start(context.Background(), DefaultOptions())
@@ -37,4 +39,15 @@ func run(m *testing.M, env **Env) int {
 		}
 	}
 	return code
+}
+
+// flagSet reports whether the named flag has a value other than empty or
+// false.
+func flagSet(name string) bool {
+	f := flag.Lookup(name)
+	if f == nil {
+		return false
+	}
+	v := f.Value.String()
+	return v != "" && v != "false"
 }

@@ -1,0 +1,75 @@
+# snapply's build. `make test` is what CI runs (.ci/run).
+#
+#   make tools    build etcd and kube-apiserver for the tests (hack/tools.sh envtest)
+#   make build    bin/snapply, with the version from git
+#   make test     lint, then every test with -race against a real API server
+#   make lint     go vet, gofmt and go mod tidy checks (changes nothing)
+#   make fuzz     each Fuzz target in FUZZPKGS (./...) for FUZZTIME (30s)
+#   make bench    hack/bench.sh
+#   make demo     hack/demo.sh
+#   make clean    remove bin/ and test outputs (not the tools cache: make clean-tools)
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+MAKEFLAGS += --no-print-directory
+
+GO ?= go
+MODULE := github.com/snapply/snapply
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X $(MODULE)/internal/version.Version=$(VERSION) -X $(MODULE)/internal/version.Commit=$(COMMIT)
+FUZZTIME ?= 30s
+FUZZPKGS ?= ./...
+
+# KUBEBUILDER_ASSETS for the tests: the caller's, else what hack/tools.sh built.
+ASSETS = $${KUBEBUILDER_ASSETS:-$$(hack/tools.sh envtest)}
+
+.PHONY: tools build test lint vet fmt-check tidy-check fuzz bench demo clean clean-tools
+
+tools:
+	hack/tools.sh envtest
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/snapply ./cmd/snapply
+
+test: lint tools
+	assets="$(ASSETS)"; \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 ./...
+
+lint: vet fmt-check tidy-check
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	files=$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -not -path './bin/*' -print0 | xargs -0 -r gofmt -l); \
+	if [ -n "$$files" ]; then echo "not gofmt'ed (run gofmt -w):" >&2; echo "$$files" >&2; exit 1; fi
+
+# go mod tidy -diff prints what tidy would change and fails if anything
+# would, without touching go.mod or go.sum.
+tidy-check:
+	$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy" >&2; exit 1; }
+
+# Lists the Fuzz targets of FUZZPKGS (a test binary that only lists
+# starts no API server), then runs each for FUZZTIME.
+fuzz: tools
+	assets="$(ASSETS)"; \
+	targets=$$($(GO) test -list '^Fuzz' $(FUZZPKGS) | awk '/^Fuzz/ { names[n++] = $$1; next } /^ok/ { for (i = 0; i < n; i++) print $$2, names[i]; n = 0 }'); \
+	if [ -z "$$targets" ]; then echo "no Fuzz targets"; exit 0; fi; \
+	while read -r pkg target; do \
+		echo "=== $$pkg $$target ($(FUZZTIME))"; \
+		KUBEBUILDER_ASSETS="$$assets" $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" < /dev/null; \
+	done <<< "$$targets"
+
+bench:
+	bash hack/bench.sh
+
+demo:
+	bash hack/demo.sh
+
+clean:
+	rm -rf bin/ coverage.out coverage.html
+
+clean-tools:
+	rm -rf "$$(hack/tools.sh dir)"
