@@ -45,7 +45,7 @@
 //	           HTML escaping), or a part of a snapshot's entries
 //	snapshots  snapshot ID -> record: metadata (JSON), then the entries as
 //	           a keyframe or a delta (see below)
-//	records    apply records (written by a later version of this package)
+//	records    the record of each apply (see Run)
 //
 // Objects are kept in the blobs bucket, under sequence numbers, rather than
 // under their IDs, because of how a B-tree fills: new keys at random places

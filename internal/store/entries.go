@@ -1,9 +1,9 @@
 package store
 
 import (
-	"maps"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"

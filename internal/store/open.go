@@ -98,6 +98,9 @@ func Open(path string, opts Options) (db *DB, err error) {
 	}
 
 	fi, statErr := os.Stat(path)
+	if statErr == nil && fi.IsDir() {
+		return nil, fmt.Errorf("store: %s: is a directory", path)
+	}
 	exists := statErr == nil && fi.Size() > 0
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("store: %s: %w", path, unwrapPath(statErr))

@@ -217,6 +217,11 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Errorf("read-only Open of a missing file: error = %v, want fs.ErrNotExist", err)
 	}
 
+	dir := t.TempDir()
+	if _, err := Open(dir, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Open of a directory: error = %v, want is a directory", err)
+	}
+
 	db := openTest(t)
 	m := put(t, db, Before, newApp(10).objs)
 	db.Close()
