@@ -292,8 +292,9 @@ section_plan() {
   local changed=$work/changed store=$work/plan.db i
 
   # One untimed run of each, which checks that both see the changes the
-  # fixture makes (and only those, for snapply) and warms both clients alike (kubectl's discovery cache
-  # was filled by the base apply). The snapply run prints its stage timings.
+  # fixture makes (and, for snapply, only those) and warms both clients
+  # alike (kubectl's discovery cache was filled by the base apply). The
+  # snapply run prints its stage timings.
   log "warm-up: snapply plan (stage timings follow)"
   rm -f "$store"
   "$snapply" plan "$changed" --store "$store" -o json >"$work/plan.json" 2>"$work/logs/plan-warmup.stderr" ||

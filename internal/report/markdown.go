@@ -335,7 +335,7 @@ func mdChangeDetail(c plan.Change, fold bool) mdDetail {
 		case plan.Invalid:
 			b.WriteString("Rejected by the API server:\n\n" + mdFence("text", c.Message) + "\n")
 		case plan.Conflict:
-			b.WriteString("The API server says:\n\n" + mdFence("text", c.Message) + "\n")
+			// The field table and the two ways out below say it all.
 		default:
 			b.WriteString("Note: " + mdText(c.Message) + "\n\n")
 		}

@@ -114,7 +114,7 @@ func TestSplitMarkdownSmallLimits(t *testing.T) {
 		wantNote   string
 	}{
 		{"sample in small pieces", samplePlan(), 1500, 4, ""},
-		{"sample in pieces that fit one object each", samplePlan(), 1100, 6, ""},
+		{"sample in pieces that fit one object each", samplePlan(), 1100, 5, ""},
 		{"diff larger than a piece", huge, 4000, 1, "_diff omitted: too large, see the job summary / `snapply show`_"},
 		{"details larger than a piece", longMessage, 4000, 1, "_details omitted: too large, see the job summary / `snapply show`_"},
 		{"many pieces", hugePlan(300, 300), 2000, 73, ""},

@@ -144,7 +144,8 @@ func (t *textWriter) change(c plan.Change, maxDiffLines int) {
 	if c.Destructive {
 		t.line(t.paint(ansiBoldRed, "DESTRUCTIVE: "+destructiveNote(c.Ref)))
 	}
-	if c.Message != "" {
+	// A conflict's message is the two ways out, which follow the fields.
+	if c.Message != "" && (c.Action != plan.Conflict || len(c.Conflicts) == 0) {
 		t.lines(clean(c.Message))
 	}
 	if len(c.Conflicts) > 0 {
