@@ -83,15 +83,39 @@ func (g *globals) runApply(ctx context.Context, path string, o applyOptions) (er
 			return err
 		}
 	}
+	res, recErr := g.deploy(ctx, p, o)
+	if res == nil {
+		return recErr
+	}
+	if err := g.renderResult(g.io.Out, res, o.output); err != nil {
+		return errors.Join(err, recErr)
+	}
+	return applyExit(res, recErr)
+}
 
-	// Record what this run is about to apply.
+// applyExit maps the outcome of an apply to the exit code.
+func applyExit(res *apply.Result, recErr error) error {
+	if recErr != nil {
+		return fmt.Errorf("apply: recording the outcome: %w", recErr)
+	}
+	if !res.OK() {
+		return &ExitError{Code: 1, Err: resultError(res)}
+	}
+	return nil
+}
+
+// deploy runs steps 3 and 4 of the pipeline on a prepared plan: it records
+// the desired set, updates the inventory, applies, and records the outcome.
+// A nil result comes with the error that stopped it before anything was
+// written; a result may come with an error about recording it.
+func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*apply.Result, error) {
 	desiredObjs := make([]*unstructured.Unstructured, len(p.desired))
 	for i, d := range p.desired {
 		desiredObjs[i] = d.Obj
 	}
 	desiredMeta, err := p.db.PutSnapshot(ctx, p.meta(store.Desired, ""), desiredObjs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// KEP-3659: the parent lists a superset of the members' kinds and
@@ -100,7 +124,7 @@ func (g *globals) runApply(ctx context.Context, path string, o applyOptions) (er
 	if changed || !p.inv.Exists {
 		p.inv.GroupKinds, p.inv.Namespaces = union(p.inv, p.desired, nil)
 		if err := p.inv.Save(ctx, p.client); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -130,7 +154,7 @@ func (g *globals) runApply(ctx context.Context, path string, o applyOptions) (er
 	}
 	res, err := apply.Run(runCtx, p.client, p.plan, p.desired, aopts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// Record the outcome: the after snapshot and one record per object.
@@ -138,6 +162,7 @@ func (g *globals) runApply(ctx context.Context, path string, o applyOptions) (er
 	recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	afterMeta, recErr := g.record(recCtx, p, res, desiredMeta)
+	p.after = afterMeta
 	if recErr == nil && (changed || !p.inv.Exists) {
 		p.inv.GroupKinds, p.inv.Namespaces = union(nil, p.desired, res)
 		p.inv.Annotations = map[string]string{
@@ -150,17 +175,7 @@ func (g *globals) runApply(ctx context.Context, path string, o applyOptions) (er
 		}
 		recErr = p.inv.Save(recCtx, p.client)
 	}
-
-	if err := g.renderResult(g.io.Out, res, o.output); err != nil {
-		return errors.Join(err, recErr)
-	}
-	if recErr != nil {
-		return fmt.Errorf("apply: recording the outcome: %w", recErr)
-	}
-	if !res.OK() {
-		return &ExitError{Code: 1, Err: resultError(res)}
-	}
-	return nil
+	return res, recErr
 }
 
 // meta returns the metadata of a new snapshot of this run.

@@ -43,6 +43,7 @@ type prepared struct {
 	desired []object.Object
 	live    *snapshot.Result
 	before  store.Meta
+	after   store.Meta // set by deploy
 	plan    *plan.Plan
 	inv     *apply.Inventory
 	members []*unstructured.Unstructured
