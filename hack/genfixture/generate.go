@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -25,7 +27,11 @@ const (
 
 // Options says what to generate.
 type Options struct {
-	// Namespaces is the number of namespaces, bench-00, bench-01, ...
+	// Prefix names the namespaces and their files: PREFIX-00, PREFIX-01,
+	// ... Fixtures with different prefixes can be applied side by side to
+	// one cluster: they share no namespace.
+	Prefix string
+	// Namespaces is the number of namespaces.
 	Namespaces int
 	// PerNamespace is the number of objects in each namespace, not
 	// counting the Namespace object.
@@ -36,10 +42,11 @@ type Options struct {
 	Seed uint64
 }
 
-// DefaultOptions returns the options of the benchmark: 10 namespaces of 100
-// objects (1,010 objects), the base variant, seed 1.
+// DefaultOptions returns the options of the benchmark: 10 namespaces
+// bench-00 to bench-09 of 100 objects (1,010 objects), the base variant,
+// seed 1.
 func DefaultOptions() Options {
-	return Options{Namespaces: 10, PerNamespace: 100, Variant: Base, Seed: 1}
+	return Options{Prefix: "bench", Namespaces: 10, PerNamespace: 100, Variant: Base, Seed: 1}
 }
 
 // addedPerNamespace is the number of objects the changed variant adds to
@@ -57,7 +64,7 @@ type Fixture struct {
 
 // File is one file of a fixture.
 type File struct {
-	// Name is the base name, bench-NN.yaml.
+	// Name is the base name, PREFIX-NN.yaml.
 	Name string
 	// Data is the YAML stream: the Namespace first, then its objects.
 	Data []byte
@@ -84,10 +91,17 @@ func changedCount(n int) int {
 
 // Generate returns the fixture o describes. The base content comes from one
 // random stream and the changes from another, so that the changed variant
-// leaves every object it does not pick identical to the base.
+// leaves every object it does not pick identical to the base. The prefix
+// changes only the namespace names: the same options with another prefix
+// give the same objects in other namespaces.
 func Generate(o Options) (*Fixture, error) {
 	if o.Namespaces < 1 {
 		return nil, fmt.Errorf("namespaces: %d: want at least 1", o.Namespaces)
+	}
+	// Every name must be a DNS label; the last is the longest.
+	last := namespaceName(o.Prefix, o.Namespaces-1)
+	if errs := validation.IsDNS1123Label(last); len(errs) > 0 {
+		return nil, fmt.Errorf("prefix: %q: namespace %s: %s", o.Prefix, last, strings.Join(errs, "; "))
 	}
 	if o.PerNamespace < 0 {
 		return nil, fmt.Errorf("per-namespace: %d: want 0 or more", o.PerNamespace)
@@ -99,7 +113,7 @@ func Generate(o Options) (*Fixture, error) {
 	edit := rand.New(rand.NewPCG(o.Seed, 1))
 	fx := &Fixture{}
 	for n := range o.Namespaces {
-		ns := fmt.Sprintf("bench-%02d", n)
+		ns := namespaceName(o.Prefix, n)
 		objs := []any{namespace(ns)}
 		for k := range o.PerNamespace {
 			objs = append(objs, member(base, ns, k))
@@ -123,6 +137,11 @@ func Generate(o Options) (*Fixture, error) {
 		fx.Stats.Objects += len(objs)
 	}
 	return fx, nil
+}
+
+// namespaceName returns the name of the n-th namespace of a fixture.
+func namespaceName(prefix string, n int) string {
+	return fmt.Sprintf("%s-%02d", prefix, n)
 }
 
 // encode writes objs as one YAML stream, without the status and empty spec

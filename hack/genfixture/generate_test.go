@@ -76,17 +76,17 @@ func TestGenerateCounts(t *testing.T) {
 		wantKinds: map[string]int{"Namespace": 10, "ConfigMap": 400, "Deployment": 300, "Service": 300},
 	}, {
 		name:      "benchmark changed adds a ConfigMap and a Deployment per namespace",
-		opts:      Options{Namespaces: 10, PerNamespace: 100, Variant: Changed, Seed: 1},
+		opts:      Options{Prefix: "bench", Namespaces: 10, PerNamespace: 100, Variant: Changed, Seed: 1},
 		wantFiles: 10,
 		wantKinds: map[string]int{"Namespace": 10, "ConfigMap": 410, "Deployment": 310, "Service": 300},
 	}, {
 		name:      "a partial block",
-		opts:      Options{Namespaces: 2, PerNamespace: 7, Variant: Base, Seed: 3},
+		opts:      Options{Prefix: "bench", Namespaces: 2, PerNamespace: 7, Variant: Base, Seed: 3},
 		wantFiles: 2,
 		wantKinds: map[string]int{"Namespace": 2, "ConfigMap": 8, "Deployment": 6},
 	}, {
 		name:      "namespaces only",
-		opts:      Options{Namespaces: 3, PerNamespace: 0, Variant: Changed, Seed: 1},
+		opts:      Options{Prefix: "bench", Namespaces: 3, PerNamespace: 0, Variant: Changed, Seed: 1},
 		wantFiles: 3,
 		wantKinds: map[string]int{"Namespace": 3, "ConfigMap": 3, "Deployment": 3},
 	}}
@@ -114,7 +114,7 @@ func TestGenerateCounts(t *testing.T) {
 // Every Deployment reads a ConfigMap and every Service selects a Deployment
 // of the fixture, as in a real application.
 func TestGenerateReferences(t *testing.T) {
-	objs := parse(t, generate(t, Options{Namespaces: 2, PerNamespace: 100, Variant: Changed, Seed: 1}))
+	objs := parse(t, generate(t, Options{Prefix: "bench", Namespaces: 2, PerNamespace: 100, Variant: Changed, Seed: 1}))
 	for k, u := range objs {
 		switch k.kind {
 		case "Deployment":
@@ -148,7 +148,7 @@ func sameFiles(a, b *Fixture) bool {
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	for _, v := range []Variant{Base, Changed} {
-		o := Options{Namespaces: 3, PerNamespace: 50, Variant: v, Seed: 7}
+		o := Options{Prefix: "bench", Namespaces: 3, PerNamespace: 50, Variant: v, Seed: 7}
 		if !sameFiles(generate(t, o), generate(t, o)) {
 			t.Errorf("%s: two runs with the same options write different files", v)
 		}
@@ -156,6 +156,31 @@ func TestGenerateIsDeterministic(t *testing.T) {
 		other.Seed = 8
 		if sameFiles(generate(t, o), generate(t, other)) {
 			t.Errorf("%s: seeds 7 and 8 write the same files", v)
+		}
+	}
+}
+
+// Another prefix writes the same objects into other namespaces, so that
+// the benchmark can give each tool its own copy of the fixture on one
+// cluster: the files are those of the default prefix with every namespace
+// name replaced, and nothing else.
+func TestGeneratePrefix(t *testing.T) {
+	for _, v := range []Variant{Base, Changed} {
+		o := Options{Prefix: "bench", Namespaces: 3, PerNamespace: 20, Variant: v, Seed: 1}
+		bench := generate(t, o)
+		o.Prefix = "kubectl-r1"
+		other := generate(t, o)
+		parse(t, other) // each file holds its own namespace's objects
+		want := &Fixture{Stats: bench.Stats}
+		for i, f := range bench.Files {
+			from, to := fmt.Sprintf("bench-%02d", i), fmt.Sprintf("kubectl-r1-%02d", i)
+			want.Files = append(want.Files, File{
+				Name: strings.ReplaceAll(f.Name, from, to),
+				Data: []byte(strings.ReplaceAll(string(f.Data), from, to)),
+			})
+		}
+		if diff := cmp.Diff(want, other); diff != "" {
+			t.Errorf("%s with prefix kubectl-r1 (-want +got):\n%s", v, diff)
 		}
 	}
 }
@@ -232,9 +257,13 @@ func TestGenerateRejectsBadOptions(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"no namespaces", Options{Namespaces: 0, PerNamespace: 1, Variant: Base}, "namespaces: 0"},
-		{"negative per namespace", Options{Namespaces: 1, PerNamespace: -1, Variant: Base}, "per-namespace: -1"},
-		{"unknown variant", Options{Namespaces: 1, PerNamespace: 1, Variant: "other"}, `variant: "other"`},
+		{"no namespaces", Options{Prefix: "bench", Namespaces: 0, PerNamespace: 1, Variant: Base}, "namespaces: 0"},
+		{"negative per namespace", Options{Prefix: "bench", Namespaces: 1, PerNamespace: -1, Variant: Base}, "per-namespace: -1"},
+		{"unknown variant", Options{Prefix: "bench", Namespaces: 1, PerNamespace: 1, Variant: "other"}, `variant: "other"`},
+		{"no prefix", Options{Namespaces: 1, PerNamespace: 1, Variant: Base}, `prefix: "": namespace -00`},
+		{"upper-case prefix", Options{Prefix: "Bench", Namespaces: 1, PerNamespace: 1, Variant: Base}, `prefix: "Bench"`},
+		{"underscore in prefix", Options{Prefix: "my_bench", Namespaces: 1, PerNamespace: 1, Variant: Base}, `prefix: "my_bench"`},
+		{"namespace name too long", Options{Prefix: strings.Repeat("a", 61), Namespaces: 1, PerNamespace: 1, Variant: Base}, "must be no more than 63 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,7 +285,7 @@ func TestRunWritesFiles(t *testing.T) {
 	if want := dir + ": wrote 26 objects in 2 files (2 changed, 4 added)\n"; out.String() != want {
 		t.Errorf("summary = %q, want %q", out.String(), want)
 	}
-	fx := generate(t, Options{Namespaces: 2, PerNamespace: 10, Variant: Changed, Seed: 1})
+	fx := generate(t, Options{Prefix: "bench", Namespaces: 2, PerNamespace: 10, Variant: Changed, Seed: 1})
 	for _, f := range fx.Files {
 		got, err := os.ReadFile(filepath.Join(dir, f.Name))
 		if err != nil {
@@ -269,5 +298,31 @@ func TestRunWritesFiles(t *testing.T) {
 	// A second run into the same directory would mix two fixtures.
 	if err := run(args, io.Discard, io.Discard); !errors.Is(err, errNotEmpty) {
 		t.Errorf("second run into %s: %v, want %v", dir, err, errNotEmpty)
+	}
+}
+
+func TestRunPrefix(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--out", dir, "--namespaces", "2", "--per-namespace", "3", "--prefix", "kapp-r2"}
+	if err := run(args, io.Discard, io.Discard); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if diff := cmp.Diff([]string{"kapp-r2-00.yaml", "kapp-r2-01.yaml"}, got); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "kapp-r2-01.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "namespace: kapp-r2-01\n") || strings.Contains(string(data), "bench-0") {
+		t.Errorf("kapp-r2-01.yaml does not place its objects in namespace kapp-r2-01:\n%s", data)
 	}
 }

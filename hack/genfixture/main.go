@@ -1,17 +1,18 @@
 // Command genfixture writes the plain-YAML fixture that `make bench`
-// (hack/bench.sh) plans and diffs: for each namespace bench-NN one
-// multi-document file bench-NN.yaml holding the Namespace and a mix of
-// ConfigMaps, Deployments and Services, so that every object has a source
-// file and line.
+// (hack/bench.sh) plans, diffs and applies: for each namespace PREFIX-NN
+// (bench-NN by default) one multi-document file PREFIX-NN.yaml holding the
+// Namespace and a mix of ConfigMaps, Deployments and Services, so that every
+// object has a source file and line.
 //
-//	go run ./hack/genfixture --out DIR --namespaces 10 --per-namespace 100 --variant base|changed [--seed 1]
+//	go run ./hack/genfixture --out DIR --namespaces 10 --per-namespace 100 --variant base|changed [--prefix bench] [--seed 1]
 //
 // 10 namespaces of 100 objects give 1,010 objects (the Namespaces count
 // too). The changed variant is the base with a deterministic ~10% of the
 // objects of every namespace changed (a ConfigMap value; a Deployment's image
 // tag and replicas; a Service port) and two objects added per namespace; the
 // rest is byte-for-byte identical. The same flags always write the same
-// bytes.
+// bytes; another --prefix writes the same objects into other namespaces, so
+// that several tools can each apply their own copy to one cluster.
 package main
 
 import (
@@ -38,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	o := DefaultOptions()
 	out := fs.String("out", "", "directory to write into: created if missing, must be empty")
+	fs.StringVar(&o.Prefix, "prefix", o.Prefix, "namespace name prefix: namespaces and files are PREFIX-00, PREFIX-01, ...")
 	fs.IntVar(&o.Namespaces, "namespaces", o.Namespaces, "number of namespaces (one file each)")
 	fs.IntVar(&o.PerNamespace, "per-namespace", o.PerNamespace, "objects per namespace, not counting the Namespace itself")
 	variant := fs.String("variant", string(o.Variant), "base, or changed (the base with ~10% of objects changed and a few added)")

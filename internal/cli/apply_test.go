@@ -348,26 +348,36 @@ func TestApplyReadinessTimeout(t *testing.T) {
 func TestApplyPartialFailureRecordsEveryObject(t *testing.T) {
 	ns := env.Namespace(t)
 	db := filepath.Join(t.TempDir(), "s.db")
-	t.Cleanup(func() {
-		_ = clientset(t).CoreV1().Namespaces().Delete(context.Background(), ns+"-new", metav1.DeleteOptions{})
-	})
-	// The ConfigMap in the new namespace is pending at plan time and is
-	// refused by the server only when applied, mid-wave.
+	// The custom resource is pending at plan time (its CRD is in the same
+	// set) and is refused by the server only when applied, mid-wave.
 	dir := manifests(t, ns, map[string]string{"all.yaml": configMaps + `---
-apiVersion: v1
-kind: Namespace
-metadata: {name: NS-new}
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: sizes.NS.example.com}
+spec:
+  group: NS.example.com
+  scope: Namespaced
+  names: {kind: Size, plural: sizes, singular: size, listKind: SizeList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
 ---
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: broken, namespace: NS-new}
-spec: {not: allowed}
+apiVersion: NS.example.com/v1
+kind: Size
+metadata: {name: broken, namespace: NS}
+spec: {size: "three"}
 `})
 	r := applyIn(t, ns, db, dir, "-o", "json")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{`"applied": 3`, `"failed": 1`, "field not declared in schema"} {
+	for _, want := range []string{`"applied": 3`, `"failed": 1`, "spec.size"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("result lacks %q:\n%s", want, r.stdout)
 		}

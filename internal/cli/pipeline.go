@@ -130,47 +130,71 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 		}
 	}
 
+	// The snapshot and the dry runs run side by side: the planner waits for
+	// the snapshot only when a dry run returns; the snapshot is written to
+	// the store while the dry runs go on.
 	start = time.Now()
 	sopts := snapshot.DefaultOptions()
 	sopts.Scope = scope
-	p.live, err = snapshot.Capture(ctx, client, p.refs, sopts)
-	if err != nil {
-		return p, err
-	}
-	if err := checkOwnership(p.live, desired, p.inv.ID); err != nil {
-		return p, err
-	}
-	meta := store.Meta{
-		Kind:        store.Before,
-		Cluster:     store.Cluster{Server: client.ServerHash(), Context: client.Context},
-		Source:      sourceFromEnv(),
-		ToolVersion: version.Version,
-		Scope:       string(scope),
-	}
-	for _, s := range p.live.Skipped {
-		meta.Skipped = append(meta.Skipped, s.String())
-	}
-	if p.before, err = db.PutSnapshot(ctx, meta, p.live.Objects); err != nil {
-		return p, err
-	}
-	g.progress("snapshot %s: %d live objects (%d list requests) in %s", p.before.ID, len(p.live.Objects), p.live.Lists, since(start))
-	for _, s := range p.live.Skipped {
-		g.progress("snapshot: skipped %s", s)
-	}
+	liveDone := make(chan struct{})
+	stored := make(chan error, 1)
+	var liveErr error
+	go func() {
+		p.live, liveErr = snapshot.Capture(ctx, client, p.refs, sopts)
+		close(liveDone)
+		if liveErr != nil {
+			stored <- nil
+			return
+		}
+		g.progress("snapshot: %d live objects (%d list requests) in %s", len(p.live.Objects), p.live.Lists, since(start))
+		meta := store.Meta{
+			Kind:        store.Before,
+			Cluster:     store.Cluster{Server: client.ServerHash(), Context: client.Context},
+			Source:      sourceFromEnv(),
+			ToolVersion: version.Version,
+			Scope:       string(scope),
+		}
+		for _, s := range p.live.Skipped {
+			meta.Skipped = append(meta.Skipped, s.String())
+		}
+		var err error
+		p.before, err = db.PutSnapshot(ctx, meta, p.live.Objects)
+		stored <- err
+	}()
 
-	start = time.Now()
 	popts := plan.DefaultOptions()
 	if o.concurrency > 0 {
 		popts.Concurrency = o.concurrency
 	}
 	popts.ForceConflicts = o.force
 	popts.Redact = db.Redactor().Redact
-	p.plan, err = plan.Compute(ctx, client, plan.Input{Desired: desired, Live: p.live.Index(), Prune: prune}, popts)
-	if err != nil {
-		return p, fmt.Errorf("plan: %w", err)
+	in := plan.Input{Desired: desired, Prune: prune, LiveFunc: func() (map[object.Key]*unstructured.Unstructured, error) {
+		<-liveDone
+		if liveErr != nil {
+			return nil, liveErr
+		}
+		return p.live.Index(), nil
+	}}
+	var planErr error
+	p.plan, planErr = plan.Compute(ctx, client, in, popts)
+	<-liveDone
+	storeErr := <-stored
+	switch {
+	case liveErr != nil:
+		return p, liveErr
+	case storeErr != nil:
+		return p, storeErr
+	case planErr != nil:
+		return p, fmt.Errorf("plan: %w", planErr)
+	}
+	for _, s := range p.live.Skipped {
+		g.progress("snapshot: skipped %s", s)
+	}
+	if err := checkOwnership(p.live, desired, p.inv.ID); err != nil {
+		return p, err
 	}
 	p.plan.Snapshot = p.before.ID
-	g.progress("planned %d objects with server-side dry runs in %s", len(desired), since(start))
+	g.progress("planned %d objects with server-side dry runs in %s (snapshot %s)", len(desired), since(start), p.before.ID)
 	return p, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -61,6 +62,11 @@ type Input struct {
 	Desired []object.Object
 	// Live is the snapshot of the cluster, by identity.
 	Live map[object.Key]*unstructured.Unstructured
+	// LiveFunc, when Live is nil, returns the snapshot. It is called once,
+	// when the first dry run returns, so that the snapshot can be taken
+	// while the dry runs run: the two together take the time of the
+	// longer, not of both.
+	LiveFunc func() (map[object.Key]*unstructured.Unstructured, error)
 	// Prune lists the live objects to delete: inventory members that are no
 	// longer desired.
 	Prune []*unstructured.Unstructured
@@ -76,6 +82,9 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	}
 	p := &planner{cl: cl, in: in, opts: opts}
 	p.index()
+	if in.Live != nil || in.LiveFunc == nil {
+		p.liveOnce.Do(func() {}) // use in.Live as it is
+	}
 
 	changes := make([]Change, len(in.Desired))
 	g, gctx := errgroup.WithContext(ctx)
@@ -105,29 +114,40 @@ type planner struct {
 	in   Input
 	opts Options
 
-	newNamespaces map[string]bool           // Namespaces this plan creates
-	newKinds      map[schema.GroupKind]bool // kinds whose CRD this plan creates
-	mu            sync.Mutex
-	scopes        map[schema.GroupVersionKind]bool // served kinds seen
+	namespaces map[string]bool           // Namespaces of the desired set
+	crdKinds   map[schema.GroupKind]bool // kinds the desired CRDs define
+	liveOnce   sync.Once
+	liveErr    error
+	mu         sync.Mutex
+	scopes     map[schema.GroupVersionKind]bool // served kinds seen
 }
 
 func (p *planner) index() {
-	p.newNamespaces = map[string]bool{}
-	p.newKinds = map[schema.GroupKind]bool{}
+	p.namespaces = map[string]bool{}
+	p.crdKinds = map[schema.GroupKind]bool{}
 	p.scopes = map[schema.GroupVersionKind]bool{}
 	for _, d := range p.in.Desired {
-		if p.in.Live[d.Ref.Key()] != nil {
-			continue
-		}
 		switch {
 		case d.Ref.Group == "" && d.Ref.Kind == "Namespace":
-			p.newNamespaces[d.Ref.Name] = true
+			p.namespaces[d.Ref.Name] = true
 		case isCRD(d.Ref):
 			if gk, ok := crdGroupKind(d.Obj); ok {
-				p.newKinds[gk] = true
+				p.crdKinds[gk] = true
 			}
 		}
 	}
+}
+
+// live returns the live object with identity k, waiting for the snapshot
+// when it is still being taken.
+func (p *planner) live(k object.Key) (*unstructured.Unstructured, error) {
+	p.liveOnce.Do(func() {
+		p.in.Live, p.liveErr = p.in.LiveFunc()
+	})
+	if p.liveErr != nil {
+		return nil, p.liveErr
+	}
+	return p.in.Live[k], nil
 }
 
 func (p *planner) served(gvk schema.GroupVersionKind) (bool, error) {
@@ -150,28 +170,33 @@ func (p *planner) served(gvk schema.GroupVersionKind) (bool, error) {
 // change plans one desired object.
 func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	c := Change{Ref: d.Ref, Source: d.Source}
-	live := p.in.Live[d.Ref.Key()]
-	if live != nil {
-		c.LiveResourceVersion = live.GetResourceVersion()
-	}
-
 	served, err := p.served(d.Ref.GroupVersionKind())
 	if err != nil {
 		return c, err
 	}
 	switch {
-	case !served && p.newKinds[d.Ref.GroupKind()]:
+	case !served && p.crdKinds[d.Ref.GroupKind()]:
 		return p.pending(c, d, "its CustomResourceDefinition is created by this plan: the server validates it at apply time"), nil
 	case !served:
 		c.Action = Invalid
 		c.Message = fmt.Sprintf("the server does not serve %s in %s (unknown kind or API version; is its CRD installed?)", d.Ref.Kind, d.Ref.APIVersion())
 		return c, nil
-	case d.Ref.Namespace != "" && p.newNamespaces[d.Ref.Namespace]:
-		return p.pending(c, d, fmt.Sprintf("its namespace %s is created by this plan: the server validates it at apply time", d.Ref.Namespace)), nil
 	}
 
 	force := p.opts.ForceConflicts || d.Obj.GetAnnotations()[ForceAnnotation] == "true"
 	after, warnings, err := p.cl.DryRunApply(ctx, d.Obj, false)
+	if err != nil && apierrors.IsNotFound(err) && d.Ref.Namespace != "" && p.namespaces[d.Ref.Namespace] {
+		// The server cannot dry-run into a namespace that does not exist
+		// yet; this plan creates it.
+		return p.pending(c, d, fmt.Sprintf("its namespace %s is created by this plan: the server validates it at apply time", d.Ref.Namespace)), nil
+	}
+	live, lerr := p.live(d.Ref.Key())
+	if lerr != nil {
+		return c, lerr
+	}
+	if live != nil {
+		c.LiveResourceVersion = live.GetResourceVersion()
+	}
 	c.Warnings = warnings
 	if conflicts, ok := kube.Conflicts(err); ok {
 		for _, fc := range conflicts {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/snapply/snapply/internal/object"
@@ -90,7 +91,8 @@ func (db *DB) PutRun(ctx context.Context, run Run) error {
 	})
 }
 
-// Runs returns every recorded run, oldest first.
+// Runs returns every recorded run, oldest first (by Created: IDs made in
+// the same second do not sort by time).
 func (db *DB) Runs() ([]Run, error) {
 	var runs []Run
 	err := db.View(func(tx *Tx) error {
@@ -107,6 +109,7 @@ func (db *DB) Runs() ([]Run, error) {
 			return nil
 		})
 	})
+	slices.SortStableFunc(runs, func(a, b Run) int { return a.Created.Compare(b.Created) })
 	return runs, err
 }
 

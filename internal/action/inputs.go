@@ -1,0 +1,197 @@
+package action
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// The names of the action's inputs, as action.yml declares them. The runner
+// passes each as the environment variable INPUT_<NAME> (upper case, dashes
+// kept).
+const (
+	InputPath               = "path"
+	InputMode               = "mode"
+	InputKubeconfig         = "kubeconfig"
+	InputContext            = "context"
+	InputName               = "name"
+	InputInventoryNamespace = "inventory-namespace"
+	InputGitHubToken        = "github-token"
+	InputStore              = "store"
+	InputPrune              = "prune"
+	InputWait               = "wait"
+	InputTimeout            = "timeout"
+	InputForceConflicts     = "force-conflicts"
+	InputAllowDestructive   = "allow-destructive"
+	InputComment            = "comment"
+	InputRollbackTo         = "rollback-to"
+	InputScope              = "scope"
+)
+
+// Inputs are the action's inputs, parsed. An input left empty takes its
+// value from DefaultInputs.
+type Inputs struct {
+	// Path is what to render (input path), relative to the workspace.
+	Path string
+	// Mode is the mode input as given: auto, plan, apply, rollback or none.
+	// Config.Mode holds the mode the run resolved to.
+	Mode string
+	// Kubeconfig is the content of a kubeconfig file (input kubeconfig),
+	// not a path; empty means in-cluster config, KUBECONFIG or the default
+	// file. Pass it to WriteKubeconfig.
+	Kubeconfig string
+	// Context is the kubeconfig context to use; empty means its current one.
+	Context string
+	// Name is the inventory name: the ApplySet parent Secret and its Lease,
+	// one per environment. It also keys the sticky comment and the artifact.
+	Name string
+	// InventoryNamespace is the namespace of the inventory Secret and Lease.
+	InventoryNamespace string
+	// GitHubToken authenticates REST calls (input github-token, else the
+	// GITHUB_TOKEN environment variable). Load masks it.
+	GitHubToken string
+	// Store is the store file (input store) as given, relative to the
+	// workspace; it is what the store-path output reports, because an
+	// artifact upload step resolves it against the workspace on the host.
+	// Config.StoreFile is the file to open.
+	Store string
+	// Prune deletes the inventory's objects that are no longer desired.
+	Prune bool
+	// Wait waits for readiness after apply.
+	Wait bool
+	// Timeout bounds the wait for the lock and for readiness.
+	Timeout time.Duration
+	// ForceConflicts takes fields other field managers own.
+	ForceConflicts bool
+	// AllowDestructive lets the prune delete Namespaces and
+	// CustomResourceDefinitions.
+	AllowDestructive bool
+	// Comment posts or edits the sticky pull-request comment.
+	Comment bool
+	// RollbackTo names the past run to roll back to (input rollback-to,
+	// else the workflow_dispatch input of the same name).
+	RollbackTo string
+	// Scope is what the snapshot holds: managed, namespaces or cluster.
+	Scope string
+}
+
+// DefaultInputs returns the value of every input left empty: path ".", mode
+// auto, name "snapply" and inventory namespace "default" (as the CLI),
+// store "snapply.db", prune, wait, a 5-minute timeout, no force, no
+// destructive prune, a comment, and the namespaces scope.
+func DefaultInputs() Inputs {
+	return Inputs{
+		Path:               ".",
+		Mode:               "auto",
+		Name:               "snapply",
+		InventoryNamespace: "default",
+		Store:              "snapply.db",
+		Prune:              true,
+		Wait:               true,
+		Timeout:            5 * time.Minute,
+		ForceConflicts:     false,
+		AllowDestructive:   false,
+		Comment:            true,
+		Scope:              "namespaces",
+	}
+}
+
+// Scopes are the values the scope input takes.
+var Scopes = []string{"managed", "namespaces", "cluster"}
+
+// readInputs parses the inputs. Every bad value is reported, one line each,
+// naming the input.
+func readInputs(a *githubactions.Action) (Inputs, error) {
+	in := DefaultInputs()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := a.GetInput(name); v != "" {
+			*dst = v
+		}
+	}
+	boolean := func(name string, dst *bool) {
+		v := a.GetInput(name)
+		if v == "" {
+			return
+		}
+		b, err := parseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("input %s: %w", name, err))
+			return
+		}
+		*dst = b
+	}
+
+	str(InputPath, &in.Path)
+	str(InputMode, &in.Mode)
+	in.Mode = strings.ToLower(in.Mode)
+	if !validMode(in.Mode) {
+		errs = append(errs, fmt.Errorf("input %s: %q is not a mode: want auto, plan, apply, rollback or none", InputMode, in.Mode))
+	}
+	// The kubeconfig is a file's content: keep it byte for byte, not trimmed
+	// the way GetInput trims.
+	in.Kubeconfig = a.Getenv(inputEnv(InputKubeconfig))
+	if strings.TrimSpace(in.Kubeconfig) == "" {
+		in.Kubeconfig = ""
+	}
+	str(InputContext, &in.Context)
+	str(InputName, &in.Name)
+	if msgs := validation.IsDNS1123Subdomain(in.Name); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("input %s: %q is not a valid Secret name: %s", InputName, in.Name, strings.Join(msgs, "; ")))
+	}
+	str(InputInventoryNamespace, &in.InventoryNamespace)
+	if msgs := validation.IsDNS1123Label(in.InventoryNamespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("input %s: %q is not a valid namespace name: %s", InputInventoryNamespace, in.InventoryNamespace, strings.Join(msgs, "; ")))
+	}
+	str(InputGitHubToken, &in.GitHubToken)
+	if in.GitHubToken == "" {
+		in.GitHubToken = strings.TrimSpace(a.Getenv("GITHUB_TOKEN"))
+	}
+	str(InputStore, &in.Store)
+	boolean(InputPrune, &in.Prune)
+	boolean(InputWait, &in.Wait)
+	if v := a.GetInput(InputTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("input %s: %q is not a duration: want a number with a unit, like 90s or 5m", InputTimeout, v))
+		case d <= 0:
+			errs = append(errs, fmt.Errorf("input %s: %q is not positive", InputTimeout, v))
+		default:
+			in.Timeout = d
+		}
+	}
+	boolean(InputForceConflicts, &in.ForceConflicts)
+	boolean(InputAllowDestructive, &in.AllowDestructive)
+	boolean(InputComment, &in.Comment)
+	str(InputRollbackTo, &in.RollbackTo)
+	str(InputScope, &in.Scope)
+	in.Scope = strings.ToLower(in.Scope)
+	if !slices.Contains(Scopes, in.Scope) {
+		errs = append(errs, fmt.Errorf("input %s: %q is not a scope: want managed, namespaces or cluster", InputScope, in.Scope))
+	}
+	return in, errors.Join(errs...)
+}
+
+// inputEnv is the environment variable the runner passes input name in, as
+// go-githubactions' GetInput computes it.
+func inputEnv(name string) string {
+	return "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
+}
+
+// parseBool accepts the booleans of the YAML 1.2 core schema, as the
+// actions toolkit's getBooleanInput does.
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true", "True", "TRUE":
+		return true, nil
+	case "false", "False", "FALSE":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean: want true or false", v)
+}
