@@ -57,7 +57,7 @@ func maskStrings(v string) []string {
 		return nil
 	}
 	out := []string{v}
-	if t := strings.TrimSpace(v); t != v && !strings.ContainsAny(t, "\r\n") {
+	if t := strings.TrimSpace(v); t != v && !strings.ContainsAny(v, "\r\n") {
 		out = append(out, t)
 	}
 	if !strings.ContainsAny(v, "\r\n") {

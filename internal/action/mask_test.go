@@ -14,9 +14,9 @@ import (
 )
 
 const (
-	dbPassword = "s3cr3t-db-password"
-	apiKey     = "ak_live_51HxYzQ"
-	configFile = "url: https://db.internal:5432\nuser: app\npassword: " + dbPassword + "\n"
+	dbPassword  = "s3cr3t-db-password"
+	apiKey      = "ak_live_51HxYzQ"
+	configFile  = "url: https://db.internal:5432\nuser: app\npassword: " + dbPassword + "\n"
 	lastApplied = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"stringData":{"api-key":"` + apiKey + `"}}`
 )
 
@@ -84,7 +84,8 @@ func TestMaskStrings(t *testing.T) {
 		{"single line", "hunter2", []string{"hunter2"}},
 		{"short single line is still masked", "ab", []string{"ab"}},
 		{"blank", " \n ", nil},
-		{"surrounding space", " hunter2\n", []string{" hunter2\n", "hunter2"}},
+		{"surrounding space", " hunter2 ", []string{" hunter2 ", "hunter2"}},
+		{"trailing line break", "hunter2\n", []string{"hunter2\n", "hunter2"}},
 		{"lines", "{\n  \"key\": \"abcdef\"\n}\n", []string{"{\n  \"key\": \"abcdef\"\n}\n", `"key": "abcdef"`}},
 		{"CRLF lines", "first-line\r\nsecond-line\r\n", []string{"first-line\r\nsecond-line\r\n", "first-line", "second-line"}},
 		{"PEM", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\n-----END PRIVATE KEY-----\n", []string{"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\n-----END PRIVATE KEY-----\n", "MIIEvQIBADANBgkq"}},
@@ -136,7 +137,7 @@ func TestMaskedBeforeLogged(t *testing.T) {
 	}
 	a.Errorf("%v", err)
 
-	if n := strings.Count(r.out.String(), "value: "); n != len(secrets) {
+	if n := strings.Count(r.out.String(), "\nvalue: "); n != len(secrets) {
 		t.Fatalf("logged %d values, want %d", n, len(secrets))
 	}
 	if bad := unmasked(r, secrets); len(bad) > 0 {

@@ -109,13 +109,24 @@ func applyExit(res *apply.Result, recErr error) error {
 // A nil result comes with the error that stopped it before anything was
 // written; a result may come with an error about recording it.
 func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*apply.Result, error) {
+	// The desired set goes into the store while the apply runs.
 	desiredObjs := make([]*unstructured.Unstructured, len(p.desired))
 	for i, d := range p.desired {
-		desiredObjs[i] = d.Obj
+		desiredObjs[i] = d.Obj.DeepCopy()
 	}
-	desiredMeta, err := p.db.PutSnapshot(ctx, p.meta(store.Desired, ""), desiredObjs)
-	if err != nil {
-		return nil, err
+	type putResult struct {
+		meta store.Meta
+		err  error
+	}
+	desiredPut := make(chan putResult, 1)
+	go func() {
+		m, err := p.db.PutSnapshot(context.WithoutCancel(ctx), p.meta(store.Desired, ""), desiredObjs)
+		desiredPut <- putResult{m, err}
+	}()
+	waitDesired := func() (store.Meta, error) {
+		r := <-desiredPut
+		desiredPut <- r
+		return r.meta, r.err
 	}
 
 	// KEP-3659: the parent lists a superset of the members' kinds and
@@ -124,6 +135,7 @@ func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*app
 	if changed || !p.inv.Exists {
 		p.inv.GroupKinds, p.inv.Namespaces = union(p.inv, p.desired, nil)
 		if err := p.inv.Save(ctx, p.client); err != nil {
+			_, _ = waitDesired()
 			return nil, err
 		}
 	}
@@ -153,8 +165,12 @@ func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*app
 		}()
 	}
 	res, err := apply.Run(runCtx, p.client, p.plan, p.desired, aopts)
+	desiredMeta, putErr := waitDesired()
 	if err != nil {
 		return nil, err
+	}
+	if putErr != nil {
+		return res, putErr
 	}
 
 	// Record the outcome: the after snapshot and one record per object.
@@ -193,13 +209,18 @@ func (p *prepared) meta(kind store.Kind, restores string) store.Meta {
 
 // record writes the after snapshot and the per-object records.
 func (g *globals) record(ctx context.Context, p *prepared, res *apply.Result, desired store.Meta) (store.Meta, error) {
+	// The after snapshot holds the managed objects (desired and pruned):
+	// what the run changed, which is what a rollback restores; the before
+	// snapshot already holds the rest of their namespaces.
 	sopts := snapshot.DefaultOptions()
-	sopts.Scope = p.scope
+	sopts.Scope = snapshot.ScopeManaged
 	after, err := snapshot.Capture(ctx, p.client, p.refs, sopts)
 	if err != nil {
 		return store.Meta{}, err
 	}
-	afterMeta, err := p.db.PutSnapshot(ctx, p.meta(store.After, ""), after.Objects)
+	meta := p.meta(store.After, "")
+	meta.Scope = string(snapshot.ScopeManaged)
+	afterMeta, err := p.db.PutSnapshot(ctx, meta, after.Objects)
 	if err != nil {
 		return store.Meta{}, err
 	}
