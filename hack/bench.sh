@@ -14,16 +14,21 @@
 #
 # Sections. Each section is a function `section_NAME` that times commands
 # with `measure` and adds lines to the report with `row`, `ratio` and `note`.
-# To add one (for example apply against kapp), write the function and
-# append NAME to `sections` below. Sections run in order against the same
-# server, which holds the base fixture when the first one starts; a section
-# that changes the cluster must say what it leaves behind.
+# To add one, write the function and append NAME to `sections` below.
+# Sections run in order against the same server, which holds the base
+# fixture when the first one starts; a section that changes the cluster must
+# say what it leaves behind.
 #
 #   plan   `snapply plan` vs `kubectl diff --server-side` on the changed
 #          fixture (issue acceptance: snapply at least 5x faster)
+#   apply  `snapply apply --wait=false` vs `kubectl apply --server-side` vs
+#          `kapp deploy --wait=false`: create (the base fixture into new
+#          namespaces), then update (the changed fixture on top), each tool
+#          on its own copy of the fixture (issue acceptance: snapply at
+#          least 10x faster than kubectl, and no slower than kapp)
 set -euo pipefail
 
-sections=(plan)
+sections=(plan apply)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -209,9 +214,9 @@ tools() {
   tools_versions=$(basename "$dir")
   export PATH="$dir:$PATH"
   kubectl=$dir/kubectl
-  # shellcheck disable=SC2034 # for sections that compare apply with kapp
   kapp=$dir/kapp
   [[ -x $kubectl ]] || die "kubectl: not found in $dir"
+  [[ -x $kapp ]] || die "kapp: not found in $dir"
 }
 
 start_cluster() {
@@ -249,11 +254,14 @@ stop_cluster() {
   cluster_pid=
 }
 
-# fixture VARIANT generates $work/VARIANT and sets fixture_objects,
-# fixture_changed and fixture_added from genfixture's summary line.
+# fixture VARIANT [PREFIX DIR] generates the fixture in namespaces
+# PREFIX-00, PREFIX-01, ... (default bench) into DIR (default
+# $work/VARIANT), and sets fixture_objects, fixture_changed and
+# fixture_added from genfixture's summary line.
 fixture() {
   local out
-  out=$("$work/bin/genfixture" --out "$work/$1" --namespaces "$namespaces" --per-namespace "$per_namespace" --variant "$1")
+  out=$("$work/bin/genfixture" --out "${3:-$work/$1}" --prefix "${2:-bench}" \
+    --namespaces "$namespaces" --per-namespace "$per_namespace" --variant "$1")
   [[ $out =~ wrote\ ([0-9]+)\ objects.*\(([0-9]+)\ changed,\ ([0-9]+)\ added\) ]] || die "genfixture: unexpected summary: $out"
   fixture_objects=${BASH_REMATCH[1]}
   fixture_changed=${BASH_REMATCH[2]}
@@ -328,6 +336,167 @@ section_plan() {
   ratio "ratio kubectl diff / snapply plan" diff plan 5
   note "$(printf '%-40s %10s   (%s bytes; a new store per run)' "snapply store file" "$(du -h "$store" | cut -f1)" "$(stat -c %s "$store")")"
 }
+
+# section_apply times, for each tool, a create (the base fixture applied
+# into namespaces that do not exist yet) and then an update (the changed
+# fixture applied on top):
+#
+#   snapply apply DIR --wait=false --name bench-snapply-rN --inventory-namespace default -o json
+#   kubectl apply --server-side --field-manager=kubectl-bench -f DIR
+#   kapp deploy -a bench-kapp-rN -n default -f DIR --yes --wait=false --diff-changes=false
+#
+# Each tool applies its own copy of the fixture (namespaces TOOL-rN-00,
+# TOOL-rN-01, ...), so that no tool finds objects, field managers or
+# inventory labels of another. Each round N of the runs uses new namespaces
+# and a new inventory (snapply) or app (kapp), rather than deleting the
+# previous ones: on this server, which runs no controllers, a deleted
+# Namespace stays Terminating forever, and a server with controllers would
+# roll out every Deployment (ReplicaSets and Pods) while the others are
+# timed. The cost is a server that grows by a copy of the fixture per tool
+# and round; the order of the tools rotates from round to round so that
+# none always runs on the largest one. Nothing waits for readiness: no
+# controller runs. Each snapply run starts from a new store file, as a CI
+# job does, and prints its progress lines (only -q is left out, which
+# changes nothing but those lines on stderr), from which the report breaks
+# down its median run. After each update, the section checks that the
+# tool's namespaces hold every object of the changed fixture with its
+# images.
+#
+# It leaves behind the 3 x BENCH_RUNS copies of the fixture, with the
+# snapply inventories and kapp app records in namespace default.
+section_apply() {
+  local tools=(snapply kubectl kapp) round k tool prefix
+  local fixture_objects fixture_changed fixture_added # not the globals of section_plan
+  local base_count changed_count
+
+  log "generating a copy of the fixture per tool and round"
+  for ((round = 1; round <= runs; round++)); do
+    for tool in "${tools[@]}"; do
+      prefix=$tool-r$round
+      fixture base "$prefix" "$work/apply/$prefix/base" 2>/dev/null
+      base_count=$fixture_objects
+      fixture changed "$prefix" "$work/apply/$prefix/changed" 2>/dev/null
+      changed_count=$fixture_objects
+    done
+  done
+
+  for ((round = 1; round <= runs; round++)); do
+    for ((k = 0; k < ${#tools[@]}; k++)); do
+      tool=${tools[(k + round - 1) % ${#tools[@]}]}
+      prefix=$tool-r$round
+      apply_with "$tool" create "$round" "$work/apply/$prefix/base"
+      apply_with "$tool" update "$round" "$work/apply/$prefix/changed"
+      check_applied "$prefix" "$work/apply/$prefix/changed"
+    done
+  done
+
+  note ""
+  note "apply: each tool on its own copy of the fixture; create: $base_count objects into new namespaces; update: $changed_count objects on top ($fixture_changed changed, $fixture_added added)"
+  row "snapply apply --wait=false, create" apply-snapply-create
+  row "kubectl apply --server-side, create" apply-kubectl-create
+  row "kapp deploy --wait=false, create" apply-kapp-create
+  ratio "ratio kubectl / snapply, create" apply-kubectl-create apply-snapply-create 10
+  ratio "ratio kapp / snapply, create" apply-kapp-create apply-snapply-create 1
+  row "snapply apply --wait=false, update" apply-snapply-update
+  row "kubectl apply --server-side, update" apply-kubectl-update
+  row "kapp deploy --wait=false, update" apply-kapp-update
+  ratio "ratio kubectl / snapply, update" apply-kubectl-update apply-snapply-update 10
+  ratio "ratio kapp / snapply, update" apply-kapp-update apply-snapply-update 1
+  breakdown apply-snapply-create "snapply apply, create"
+  breakdown apply-snapply-update "snapply apply, update"
+}
+
+# apply_with TOOL PHASE ROUND DIR times TOOL applying DIR, as
+# apply-TOOL-PHASE.
+apply_with() {
+  local tool=$1 phase=$2 round=$3 dir=$4
+  case $tool in
+  snapply)
+    local store=$work/apply-bench.db
+    rm -f "$store"
+    measure "apply-snapply-$phase" 0 "$snapply" apply "$dir" --wait=false \
+      --name "bench-snapply-r$round" --inventory-namespace default --store "$store" -o json
+    ;;
+  kubectl)
+    measure "apply-kubectl-$phase" 0 "$kubectl" apply --server-side --field-manager=kubectl-bench -f "$dir"
+    ;;
+  kapp)
+    measure "apply-kapp-$phase" 0 "$kapp" deploy -a "bench-kapp-r$round" -n default -f "$dir" \
+      --yes --wait=false --diff-changes=false --kubeconfig "$KUBECONFIG"
+    ;;
+  *) die "apply_with: unknown tool $tool" ;;
+  esac
+}
+
+# check_applied PREFIX DIR fails unless the namespaces PREFIX-NN hold every
+# object of the fixture in DIR, and their Deployments run the fixture's
+# images: a tool that exits 0 without applying would otherwise look fast.
+check_applied() {
+  local prefix=$1 dir=$2 want got want_images got_images
+  want=$(grep -c '^kind: ' "$dir"/*.yaml | awk -F: '{ n += $NF } END { print n }')
+  got=$("$kubectl" get namespaces -o name | grep -c "^namespace/$prefix-" || true)
+  got=$((got + $("$kubectl" get configmaps,deployments.apps,services -A --no-headers \
+    -l app.kubernetes.io/part-of=snapply-bench -o custom-columns=NS:.metadata.namespace |
+    grep -c "^$prefix-" || true)))
+  ((got == want)) || die "$prefix: the server holds $got objects of the fixture, want $want"
+  want_images=$(grep -h '^ *image: ' "$dir"/*.yaml | awk '{ print $2 }' | sort | uniq -c)
+  got_images=$("$kubectl" get deployments.apps -A --no-headers \
+    -o 'custom-columns=NS:.metadata.namespace,IMAGE:.spec.template.spec.containers[0].image' |
+    awk -v p="$prefix-" 'index($1, p) == 1 { print $2 }' | sort | uniq -c)
+  [[ $got_images == "$want_images" ]] || die "$prefix: the Deployments run images"$'\n'"$got_images"$'\n'"want"$'\n'"$want_images"
+}
+
+# median_run NAME prints the number of the run of NAME whose wall time is
+# the median (the lower middle one of an even number of runs).
+median_run() {
+  local -a v
+  read -r -a v <<<"${wall[$1]}"
+  local i
+  for i in "${!v[@]}"; do echo "$((i + 1)) ${v[i]}"; done | sort -n -k2 | sed -n "$(((${#v[@]} + 1) / 2))p" | cut -d' ' -f1
+}
+
+# breakdown NAME LABEL adds the progress lines that snapply printed to
+# stderr in the median run of NAME, each with the duration it reports in
+# seconds and as a share of the run's wall time, and what remains of the
+# wall time: the steps that print no duration.
+breakdown() {
+  local name=$1 label=$2 n line
+  n=$(median_run "$name")
+  local -a v
+  read -r -a v <<<"${wall[$name]}"
+  note "$label: progress lines of run $n (the median), wall $(secs "${v[n - 1]}")s"
+  while IFS= read -r line; do note "$line"; done < <(awk -v wall="${v[n - 1]}" -v work="$work/" "$breakdown_awk" "$work/logs/$name.$n.stderr")
+}
+
+# breakdown_awk formats snapply's progress lines for breakdown. A duration
+# is Go's time.Duration.String() after " in ".
+# shellcheck disable=SC2016 # an awk program
+breakdown_awk='
+function us(d,   t, n, u) {
+  t = 0
+  while (d != "") {
+    match(d, /^[0-9.]+/); n = substr(d, 1, RLENGTH) + 0; d = substr(d, RLENGTH + 1)
+    match(d, /^[^0-9.]+/); u = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
+    if (u == "h") t += n * 3600000000
+    else if (u == "m") t += n * 60000000
+    else if (u == "s") t += n * 1000000
+    else if (u == "ms") t += n * 1000
+    else if (u == "ns") t += n / 1000
+    else t += n
+  }
+  return t
+}
+/\.\.\.$/ { next }
+{
+  while ((i = index($0, work)) > 0) $0 = substr($0, 1, i - 1) substr($0, i + length(work))
+  if (!match($0, / in [0-9][0-9.]*[^0-9. ]+([0-9.]+[^0-9. ]+)*( |$)/)) { printf "  %16s%s\n", "", $0; next }
+  d = substr($0, RSTART + 4, RLENGTH - 4); sub(/ $/, "", d)
+  t = us(d); sum += t
+  printf "  %8.3fs %5.1f%%  %s\n", t / 1000000, 100 * t / wall, $0
+}
+END {
+  printf "  %8.3fs %5.1f%%  %s\n", (wall - sum) / 1000000, 100 * (wall - sum) / wall, "(the rest: start-up, client, store writes, inventory, recording; wall minus the above)"
+}'
 
 # --- main ----------------------------------------------------------------
 

@@ -50,17 +50,18 @@ func cutSummary(md string, budget int) (string, bool) {
 		return md, true
 	}
 	tail := "\n" + SummaryCutNote
-	for limit := budget - len(tail); limit >= 0; {
-		body := cutAt(md, limit)
-		body += closeBlocks(body)
+	maxBody := budget - len(tail)
+	for cut := maxBody; cut >= 0; {
+		keep := cutAt(md, cut)
+		body := keep + closeBlocks(keep)
 		if !strings.HasSuffix(body, "\n") {
 			body += "\n"
 		}
-		over := len(body) - limit
-		if over <= 0 {
+		if len(body) <= maxBody {
 			return body + tail, true
 		}
-		limit -= over
+		// Cut shorter: by the overflow, and by one line at least.
+		cut = min(cut-(len(body)-maxBody), len(keep)-1)
 	}
 	return "", false
 }

@@ -100,7 +100,7 @@ func TestWriteSummaryCutAppendsWithinLimit(t *testing.T) {
 	if err := os.WriteFile(r.env["GITHUB_STEP_SUMMARY"], []byte(strings.Repeat("x", MaxSummaryBytes-10)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSummary(r.action(), "## more\n"); err == nil {
+	if err := WriteSummary(r.action(), "## more\n"+strings.Repeat("x", 100)); err == nil {
 		t.Error("WriteSummary wrote past 1 MiB without an error")
 	}
 }
@@ -117,6 +117,7 @@ func TestWriteSummaryOutsideActions(t *testing.T) {
 
 func TestCutSummary(t *testing.T) {
 	note := "\n" + SummaryCutNote
+	more := strings.Repeat("z", 200) + "\n" // what does not fit
 	tests := []struct {
 		name   string
 		md     string
@@ -124,13 +125,16 @@ func TestCutSummary(t *testing.T) {
 		want   string
 	}{
 		{"fits", "a\nb\n", 4, "a\nb\n"},
-		{"whole lines", "line one\nline two\nline three\n", 20 + len(note), "line one\nline two\n" + note},
-		{"closes a fence", "```diff\n-a\n+b\n-c\n", 16 + len(note), "```diff\n-a\n+b\n```\n" + note},
-		{"longer fence", "````\n```\nx\n````\ny\n", 13 + len(note), "````\n```\nx\n````\n" + note},
-		{"closes details", "<details>\n\nabc\ndef\n", 30 + len(note), "<details>\n\nabc\n</details>\n" + note},
-		{"details inside a fence do not count", "```\n<details>\nxyz\n", 12 + len(note), "```\n<details>\n```\n" + note},
-		{"one long line cut between characters", "ééééé", 6 + len(note), "ééé\n" + note},
-		{"no room for the note", strings.Repeat("x", 100), len(note) - 1, ""},
+		{"whole lines", "line one\nline two\n" + more, 18 + len(note), "line one\nline two\n" + note},
+		{"part of a line is dropped", "line one\nline two\n" + more, 25 + len(note), "line one\nline two\n" + note},
+		{"closes a fence", "```diff\n-a\n+b\n" + more, 18 + len(note), "```diff\n-a\n+b\n```\n" + note},
+		{"drops lines to make room to close", "```diff\n-a\n+b\n" + more, 17 + len(note), "```diff\n-a\n```\n" + note},
+		{"longer fence", "````\n```\nx\n" + more, 17 + len(note), "````\n```\nx\n````\n" + note},
+		{"closed fence", "```\nx\n```\n" + more, 10 + len(note), "```\nx\n```\n" + note},
+		{"closes details", "<details>\n\nabc\n" + more, 26 + len(note), "<details>\n\nabc\n</details>\n" + note},
+		{"details inside a fence do not count", "```\n<details>\n" + more, 18 + len(note), "```\n<details>\n```\n" + note},
+		{"one long line cut between characters", strings.Repeat("é", 100), 7 + len(note), "ééé\n" + note},
+		{"no room for the note", strings.Repeat("x", 100), len(note), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,9 @@ type prepareOptions struct {
 	// lockWait; apply sets it, plan does not.
 	lock     bool
 	lockWait time.Duration
+	// onRender, when set, sees the desired objects before anything else
+	// happens (the action masks their Secret values in the log).
+	onRender func([]object.Object)
 }
 
 // prepared is the outcome of steps 1 and 2 of the pipeline: the desired set,
@@ -77,6 +80,9 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	desired, err := render.Render(ctx, path, render.Options{AllowEmpty: o.allowEmpty})
 	if err != nil {
 		return nil, err
+	}
+	if o.onRender != nil {
+		o.onRender(desired)
 	}
 	g.progress("rendered %d objects from %s in %s", len(desired), path, since(start))
 

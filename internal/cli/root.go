@@ -104,6 +104,7 @@ the field manager that owns each field, and objects the server refuses.`,
 	root.AddCommand(
 		newPlanCommand(g),
 		newApplyCommand(g),
+		newActionCommand(g),
 		newHistoryCommand(g),
 		newShowCommand(g),
 		newVersionCommand(g),

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/spf13/cobra"
+
+	"github.com/snapply/snapply/internal/action"
+	"github.com/snapply/snapply/internal/apply"
+	"github.com/snapply/snapply/internal/github"
+	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/render"
+	"github.com/snapply/snapply/internal/report"
+)
+
+func newActionCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "action",
+		Short: "Run as a GitHub Actions step (reads the INPUT_* and GITHUB_* environment)",
+		Long: `action is the entrypoint of the snapply container action. It reads the
+action's inputs and the event, and plans (pull_request), applies (push to the
+default branch) or does nothing with a notice. It writes the job summary, the
+step outputs and a sticky pull-request comment, and annotates invalid
+manifests. See action.yml for the inputs and outputs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a := githubactions.New(githubactions.WithWriter(g.io.Out))
+			err := g.runAction(cmd.Context(), a)
+			var exit *ExitError
+			if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {
+				// One annotation for the cause; the exit code says the rest.
+				a.Errorf("%s", oneLine(err.Error()))
+				return &ExitError{Code: ExitCode(err)}
+			}
+			return err
+		},
+	}
+}
+
+// runAction runs one action step.
+func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error {
+	cfg, err := action.Load(a)
+	if err != nil {
+		return err
+	}
+	outputs := action.Outputs{StorePath: cfg.Inputs.Store, ArtifactName: cfg.ArtifactName()}
+	switch cfg.Mode {
+	case action.ModeNone:
+		a.Noticef("%s", cfg.Notice)
+		outputs.StorePath, outputs.ArtifactName = "", ""
+		return action.SetOutputs(a, outputs)
+	case action.ModeRollback:
+		return fmt.Errorf("mode rollback (rollback-to %s): not available in this version of snapply", cfg.Inputs.RollbackTo)
+	}
+
+	kubeconfig, cleanup, err := action.WriteKubeconfig(a, cfg.Inputs.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if kubeconfig != "" {
+		g.kube.KubeConfig = &kubeconfig
+	}
+	if cfg.Inputs.Context != "" {
+		g.kube.Context = &cfg.Inputs.Context
+	}
+	path := cfg.Inputs.Path
+	if !filepath.IsAbs(path) && cfg.Event.Workspace != "" {
+		path = filepath.Join(cfg.Event.Workspace, path)
+	}
+	o := applyOptions{
+		prepareOptions: prepareOptions{
+			storePath:   cfg.StoreFile(),
+			scope:       cfg.Inputs.Scope,
+			force:       cfg.Inputs.ForceConflicts,
+			name:        cfg.Inputs.Name,
+			inventoryNS: cfg.Inputs.InventoryNamespace,
+			onRender:    func(objs []object.Object) { action.Mask(a, objs) },
+		},
+		output:           "text",
+		prune:            cfg.Inputs.Prune,
+		wait:             cfg.Inputs.Wait,
+		timeout:          cfg.Inputs.Timeout,
+		allowDestructive: cfg.Inputs.AllowDestructive,
+	}
+	if cfg.Mode == action.ModeApply {
+		o.lock, o.lockWait = true, cfg.Inputs.Timeout
+	}
+	g.color = "never" // the log is no terminal
+
+	var p *prepared
+	err = action.Group(a, "snapply "+string(cfg.Mode)+": render, snapshot, plan", func() error {
+		var err error
+		p, err = g.prepare(ctx, path, o.prepareOptions)
+		if err == nil {
+			err = g.render(g.io.Out, p.plan, "text")
+		}
+		return err
+	})
+	if p != nil {
+		defer p.close()
+	}
+	if err != nil {
+		var rerr *render.Error
+		if errors.As(err, &rerr) && rerr.Source.File != "" {
+			fields := map[string]string{"file": rerr.Source.File, "title": "snapply: cannot render"}
+			if rerr.Source.Line > 0 {
+				fields["line"] = strconv.Itoa(rerr.Source.Line)
+			}
+			a.WithFieldsMap(fields).Errorf("%s", oneLine(rerr.Error()))
+			return &ExitError{Code: 1}
+		}
+		return err
+	}
+	action.Annotate(a, p.plan)
+	outputs.HasChanges = p.plan.HasChanges()
+	outputs.Summary = p.plan.Summary
+	outputs.SnapshotID = p.before.ID
+
+	gh, ghErr := github.NewClient(cfg.Inputs.GitHubToken, cfg.Event.APIURL, cfg.Event.Repository)
+	comment := func(pr int, key string, parts []string) {
+		if !cfg.Inputs.Comment || pr == 0 {
+			return
+		}
+		if ghErr != nil {
+			a.Warningf("no pull-request comment: %v", ghErr)
+			return
+		}
+		res, err := gh.UpsertComment(ctx, pr, key, parts)
+		if err != nil {
+			a.Warningf("no pull-request comment on #%d: %s", pr, oneLine(err.Error()))
+			return
+		}
+		outputs.CommentURL = res.URL
+		g.progress("comment %s: %d created, %d updated, %d unchanged, %d deleted", res.URL, res.Created, res.Updated, res.Unchanged, res.Deleted)
+	}
+	title := fmt.Sprintf("snapply %s for `%s`", cfg.Mode, cfg.Inputs.Name)
+
+	if cfg.Mode == action.ModePlan {
+		mdOpts := report.MarkdownOptions{Title: title, Details: true}
+		var full bytes.Buffer
+		if err := report.Markdown(&full, p.plan, mdOpts); err != nil {
+			return err
+		}
+		if err := action.WriteSummary(a, full.String()); err != nil {
+			return err
+		}
+		// The comment leaves out the snapshot ID, which changes on every
+		// run: an unchanged plan must leave the comment unchanged.
+		stable := *p.plan
+		stable.Snapshot = ""
+		parts, err := report.SplitMarkdown(&stable, mdOpts, github.Budget(cfg.Inputs.Name))
+		if err != nil {
+			return err
+		}
+		comment(cfg.Event.PR, cfg.Inputs.Name, parts)
+		if err := action.SetOutputs(a, outputs); err != nil {
+			return err
+		}
+		return planExit(p.plan, false)
+	}
+
+	var res *apply.Result
+	var recErr error
+	err = action.Group(a, "snapply apply: waves, prune, wait, record", func() error {
+		res, recErr = g.deploy(ctx, p, o)
+		if res == nil {
+			return recErr
+		}
+		return g.renderResult(g.io.Out, res, "text")
+	})
+	if err != nil {
+		_ = action.SetOutputs(a, outputs)
+		return err
+	}
+	ropts := report.MarkdownOptions{Title: title, Details: true}
+	var full bytes.Buffer
+	if err := report.ResultMarkdown(&full, res, ropts); err != nil {
+		return err
+	}
+	if err := action.WriteSummary(a, full.String()); err != nil {
+		return err
+	}
+	pr := cfg.Event.PR
+	if pr == 0 && ghErr == nil && cfg.Inputs.Comment {
+		if pr, err = gh.MergedPullRequest(ctx, cfg.Event.SHA); err != nil {
+			a.Warningf("cannot find the pull request of %s: %s", cfg.Event.SHA, oneLine(err.Error()))
+		}
+	}
+	ropts.MaxBytes = github.Budget(cfg.Inputs.Name + ":apply")
+	var short bytes.Buffer
+	if err := report.ResultMarkdown(&short, res, ropts); err != nil {
+		return err
+	}
+	comment(pr, cfg.Inputs.Name+":apply", []string{short.String()})
+	if err := action.SetOutputs(a, outputs); err != nil {
+		return err
+	}
+	return applyExit(res, recErr)
+}

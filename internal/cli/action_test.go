@@ -1,0 +1,311 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/snapply/snapply/internal/github"
+	"github.com/snapply/snapply/internal/github/githubtest"
+)
+
+// runner is a simulated GitHub Actions runner for one job: a workspace with
+// the manifests, the runner's files, and the fake GitHub API.
+type runner struct {
+	t         *testing.T
+	ns        string
+	workspace string
+	gh        *githubtest.Server
+	outputs   string
+	summary   string
+	token     string
+}
+
+func newRunner(t *testing.T, ns string, files map[string]string) *runner {
+	t.Helper()
+	r := &runner{t: t, ns: ns, gh: githubtest.NewServer(t), token: "ghs_test-token-value-123"}
+	r.workspace = manifests(t, ns, files)
+	return r
+}
+
+// write replaces the workspace's manifests (a new push to the branch).
+func (r *runner) write(files map[string]string) {
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(r.workspace, name), []byte(strings.ReplaceAll(text, "NS", r.ns)), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// run runs `snapply action` for the event in fixtures/events/FIXTURE.json.
+func (r *runner) run(fixture string, inputs map[string]string) result {
+	t := r.t
+	t.Helper()
+	payload, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "events", fixture+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	eventPath := filepath.Join(dir, "event.json")
+	if err := os.WriteFile(eventPath, payload, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.outputs, r.summary = filepath.Join(dir, "output"), filepath.Join(dir, "summary")
+	for _, f := range []string{r.outputs, r.summary} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ev struct {
+		Ref   string `json:"ref"`
+		After string `json:"after"`
+	}
+	_ = json.Unmarshal(payload, &ev)
+	event := strings.SplitN(fixture, "-", 2)[0]
+	kubeconfig, err := os.ReadFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{
+		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath,
+		"GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": ev.After, "GITHUB_REF": ev.Ref,
+		"GITHUB_RUN_ID": "1001", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_WORKFLOW": "deploy", "GITHUB_ACTOR": "octocat",
+		"GITHUB_SERVER_URL": "https://github.example", "GITHUB_API_URL": r.gh.URL, "GITHUB_WORKSPACE": r.workspace,
+		"GITHUB_OUTPUT": r.outputs, "GITHUB_STEP_SUMMARY": r.summary,
+		"INPUT_PATH": ".", "INPUT_KUBECONFIG": string(kubeconfig), "INPUT_NAME": r.ns,
+		"INPUT_INVENTORY-NAMESPACE": r.ns, "INPUT_GITHUB-TOKEN": r.token, "INPUT_STORE": "snapply.db",
+		"INPUT_TIMEOUT": "20s", "INPUT_WAIT": "false",
+	}
+	for k, v := range inputs {
+		vars[k] = v
+	}
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
+	return runRaw(t, "action")
+}
+
+func (r *runner) output(name string) string {
+	b, err := os.ReadFile(r.outputs)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	// go-githubactions writes name<<DELIMITER\nvalue\nDELIMITER.
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, name+"<<") && i+1 < len(lines) {
+			return lines[i+1]
+		}
+	}
+	return ""
+}
+
+func (r *runner) writes() []string {
+	var out []string
+	for _, req := range r.gh.Requests() {
+		if req.Method != "GET" {
+			out = append(out, req.Method+" "+req.Path)
+		}
+	}
+	return out
+}
+
+// pullRequestFixture is the PR of fixtures/events/pull_request-*.json.
+const pullRequestFixture = 42
+
+func TestActionPlanCommentsOnThePullRequest(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+
+	res := r.run("pull_request-opened", nil)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	comments := r.gh.Comments(pullRequestFixture)
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "snapply plan for `"+ns+"`") || !strings.Contains(comments[0].Body, "configmap/a -n "+ns) {
+		t.Fatalf("comments after the PR opened: %+v", comments)
+	}
+	if got := r.output("has-changes"); got != "true" {
+		t.Errorf("has-changes = %q", got)
+	}
+	if got := r.output("artifact-name"); got != "snapply-"+ns+"-1001-1" {
+		t.Errorf("artifact-name = %q", got)
+	}
+	if got := r.output("comment-url"); got != comments[0].HTMLURL {
+		t.Errorf("comment-url = %q, want %q", got, comments[0].HTMLURL)
+	}
+	var summary map[string]int
+	if err := json.Unmarshal([]byte(r.output("summary")), &summary); err != nil || summary["create"] != 2 {
+		t.Errorf("summary output %q (%v)", r.output("summary"), err)
+	}
+	if s, _ := os.ReadFile(r.summary); !strings.Contains(string(s), "configmap/b -n "+ns) {
+		t.Errorf("job summary lacks the plan:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(r.workspace, "snapply.db")); err != nil {
+		t.Errorf("no store in the workspace: %v", err)
+	}
+	if !strings.Contains(res.stdout, "::group::") {
+		t.Errorf("log has no groups:\n%s", res.stdout)
+	}
+
+	// Pushed again, nothing changed: no edit.
+	before := len(r.writes())
+	if res := r.run("pull_request-synchronize", nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if w := r.writes(); len(w) != before {
+		t.Errorf("unchanged plan wrote to GitHub: %v", w[before:])
+	}
+	// Pushed a change: the same comment is edited in place.
+	r.write(map[string]string{"app.yaml": strings.Replace(configMaps, `k: "1"`, `k: "changed"`, 1)})
+	if res := r.run("pull_request-synchronize", nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	after := r.gh.Comments(pullRequestFixture)
+	if len(after) != 1 || after[0].ID != comments[0].ID || !strings.Contains(after[0].Body, `k: "changed"`) && !strings.Contains(after[0].Body, "k: changed") {
+		t.Fatalf("comment not edited in place: %+v", after)
+	}
+	if w := r.writes(); len(w) != before+1 || !strings.HasPrefix(w[len(w)-1], "PATCH ") {
+		t.Errorf("writes %v, want one PATCH", w[before:])
+	}
+}
+
+func TestActionApplyOnMergeCommentsOnThePullRequest(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	r.gh.AddPull(githubtest.Pull{Number: 42, Title: "deploy", HeadSHA: "aaaa", MergedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), MergeCommitSHA: "e8f1a2b3c4d5e6f708192a3b4c5d6e7f80912a3b"})
+
+	res := r.run("push-main", nil)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if got := resourceVersions(t, ns); len(got) != 2 {
+		t.Fatalf("the push did not apply: %v\n%s", got, res.stdout)
+	}
+	comments := r.gh.Comments(42)
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "snapply apply for `"+ns+"`") || !strings.Contains(comments[0].Body, "applied") {
+		t.Fatalf("merged PR comments: %+v", comments)
+	}
+	if s, _ := os.ReadFile(r.summary); !strings.Contains(string(s), "Apply") && !strings.Contains(string(s), "apply") {
+		t.Errorf("job summary lacks the result:\n%s", s)
+	}
+}
+
+func TestActionHugePlanIsSplit(t *testing.T) {
+	ns := env.Namespace(t)
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big-%d, namespace: NS}\ndata:\n", i)
+		for j := range 40 {
+			fmt.Fprintf(&b, "  key-%d: %q\n", j, strings.Repeat(fmt.Sprintf("value %d %d ", i, j), 8))
+		}
+	}
+	r := newRunner(t, ns, map[string]string{"big.yaml": b.String()})
+	if res := r.run("pull_request-opened", nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	comments := r.gh.Comments(pullRequestFixture)
+	if len(comments) < 2 {
+		t.Fatalf("%d comments, want the plan split over several", len(comments))
+	}
+	all := ""
+	for i, c := range comments {
+		if len(c.Body) > github.MaxCommentBytes {
+			t.Errorf("comment %d is %d bytes, over GitHub's limit", i, len(c.Body))
+		}
+		all += c.Body
+	}
+	if !strings.Contains(comments[0].Body, "| create |") {
+		t.Errorf("the first comment does not start with the summary:\n%.500s", comments[0].Body)
+	}
+	for i := range 60 {
+		if !strings.Contains(all, fmt.Sprintf("configmap/big-%d -n %s", i, ns)) {
+			t.Errorf("big-%d is in no comment", i)
+		}
+	}
+}
+
+func TestActionForkGetsANotice(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	res := r.run("pull_request-fork", map[string]string{"INPUT_KUBECONFIG": "", "INPUT_GITHUB-TOKEN": ""})
+	if res.code != 0 || !strings.Contains(res.stdout, "::notice") || !strings.Contains(strings.ToLower(res.stdout), "fork") {
+		t.Fatalf("exit %d, want 0 with a notice about the fork\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if reqs := r.gh.Requests(); len(reqs) != 0 {
+		t.Errorf("a fork's run called GitHub: %v", reqs)
+	}
+}
+
+func TestActionMissingPermissionWarns(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	r.gh.Forbid(fmt.Sprintf("POST /repos/o/r/issues/%d/comments", pullRequestFixture))
+	res := r.run("pull_request-opened", nil)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0 (a warning, not a failure)\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "::warning") || !strings.Contains(res.stdout, "pull-requests: write") {
+		t.Errorf("no warning naming the permission:\n%s", res.stdout)
+	}
+}
+
+func TestActionInvalidManifestIsAnnotated(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: NS}\nspec: {x: 1}\n"})
+	res := r.run("pull_request-opened", nil)
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "::error file=app.yaml,line=") {
+		t.Errorf("no error annotation on the file:\n%s", res.stdout)
+	}
+	if len(r.gh.Comments(pullRequestFixture)) != 1 {
+		t.Error("the plan with an invalid object must still be commented")
+	}
+}
+
+func TestActionNeverLeaksSecrets(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-data-value")})
+	r.gh.AddPull(githubtest.Pull{Number: 42, HeadSHA: "aaaa", MergedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), MergeCommitSHA: "e8f1a2b3c4d5e6f708192a3b4c5d6e7f80912a3b"})
+	var logs []string
+	for _, fixture := range []string{"pull_request-opened", "push-main"} {
+		res := r.run(fixture, nil)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", fixture, res.code, res.stdout, res.stderr)
+		}
+		logs = append(logs, res.stdout, res.stderr)
+		out, _ := os.ReadFile(r.outputs)
+		sum, _ := os.ReadFile(r.summary)
+		logs = append(logs, string(out), string(sum))
+	}
+	r.write(map[string]string{"secret.yaml": secretManifest("s3cr3t-changed-value")})
+	res := r.run("pull_request-synchronize", nil)
+	logs = append(logs, res.stdout, res.stderr)
+	for _, req := range r.gh.Requests() {
+		logs = append(logs, req.Body)
+	}
+	kubeconfig, _ := os.ReadFile(env.Kubeconfig)
+	secrets := append([]string{}, secretValues...)
+	for _, l := range strings.Split(string(kubeconfig), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), ": "); ok && (strings.HasSuffix(k, "-data") || k == "token") {
+			secrets = append(secrets, v)
+		}
+	}
+	all := strings.Join(logs, "\n")
+	for _, s := range secrets {
+		// The log may name a value only in an ::add-mask:: command, which
+		// the runner consumes.
+		for _, line := range strings.Split(all, "\n") {
+			if strings.Contains(line, s) && !strings.HasPrefix(line, "::add-mask::") {
+				t.Errorf("a secret (%.12s...) left snapply: %.200s", s, line)
+				break
+			}
+		}
+	}
+}
