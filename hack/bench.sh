@@ -357,8 +357,9 @@ section_plan() {
 # none always runs on the largest one. Nothing waits for readiness: no
 # controller runs. Each snapply run starts from a new store file, as a CI
 # job does, and prints its progress lines (only -q is left out, which
-# changes nothing but those lines on stderr), from which the report breaks
-# down its median run. After each update, the section checks that the
+# changes nothing but those lines on stderr); the report shows those of its
+# median run with the time each line came, which tells where the time goes
+# whatever the lines say. After each update, the section checks that the
 # tool's namespaces hold every object of the changed fixture with its
 # images.
 #
@@ -414,7 +415,7 @@ apply_with() {
   snapply)
     local store=$work/apply-bench.db
     rm -f "$store"
-    measure "apply-snapply-$phase" 0 "$snapply" apply "$dir" --wait=false \
+    measure "apply-snapply-$phase" 0 stamp_stderr "$snapply" apply "$dir" --wait=false \
       --name "bench-snapply-r$round" --inventory-namespace default --store "$store" -o json
     ;;
   kubectl)
@@ -446,6 +447,25 @@ check_applied() {
   [[ $got_images == "$want_images" ]] || die "$prefix: the Deployments run images"$'\n'"$got_images"$'\n'"want"$'\n'"$want_images"
 }
 
+# stamp_stderr CMD... runs CMD with each line it writes to stderr prefixed
+# with the microseconds since CMD started. It runs in this shell, so that
+# measure counts CMD as its child; the reader of the lines costs a few
+# milliseconds of client CPU.
+stamp_stderr() {
+  local t0 rc=0 before=${!:-}
+  now_us t0
+  "$@" 2> >(
+    while IFS= read -r line; do
+      now_us t
+      printf '%d %s\n' $((t - t0)) "$line"
+    done >&2
+  ) || rc=$?
+  # Wait for the reader (bash sets $! to it) so that its last line is
+  # written; never for an older background job, such as the cluster.
+  if [[ ${!:-} != "$before" ]]; then wait "$!" 2>/dev/null || true; fi
+  return "$rc"
+}
+
 # median_run NAME prints the number of the run of NAME whose wall time is
 # the median (the lower middle one of an even number of runs).
 median_run() {
@@ -456,47 +476,32 @@ median_run() {
 }
 
 # breakdown NAME LABEL adds the progress lines that snapply printed to
-# stderr in the median run of NAME, each with the duration it reports in
-# seconds and as a share of the run's wall time, and what remains of the
-# wall time: the steps that print no duration.
+# stderr (through stamp_stderr) in the median run of NAME, each with the
+# time since the line before it (the time that line's step took: the first
+# includes the process start) and since the start, and then the time from
+# the last line to the exit.
 breakdown() {
   local name=$1 label=$2 n line
   n=$(median_run "$name")
   local -a v
   read -r -a v <<<"${wall[$name]}"
-  note "$label: progress lines of run $n (the median), wall $(secs "${v[n - 1]}")s"
+  note "$label: progress lines of run $n (the median, wall $(secs "${v[n - 1]}")s), after: the time since the line before, its share of the wall, the time since the start"
   while IFS= read -r line; do note "$line"; done < <(awk -v wall="${v[n - 1]}" -v work="$work/" "$breakdown_awk" "$work/logs/$name.$n.stderr")
 }
 
-# breakdown_awk formats snapply's progress lines for breakdown. A duration
-# is Go's time.Duration.String() after " in ".
+# breakdown_awk formats the lines of stamp_stderr for breakdown.
 # shellcheck disable=SC2016 # an awk program
 breakdown_awk='
-function us(d,   t, n, u) {
-  t = 0
-  while (d != "") {
-    match(d, /^[0-9.]+/); n = substr(d, 1, RLENGTH) + 0; d = substr(d, RLENGTH + 1)
-    match(d, /^[^0-9.]+/); u = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
-    if (u == "h") t += n * 3600000000
-    else if (u == "m") t += n * 60000000
-    else if (u == "s") t += n * 1000000
-    else if (u == "ms") t += n * 1000
-    else if (u == "ns") t += n / 1000
-    else t += n
-  }
-  return t
+function line(t, text) {
+  printf "  %+8.3fs %5.1f%% %8.3fs  %s\n", (t - last) / 1000000, 100 * (t - last) / wall, t / 1000000, text
+  last = t
 }
-/\.\.\.$/ { next }
 {
+  t = $1; sub(/^[0-9]+ /, "")
   while ((i = index($0, work)) > 0) $0 = substr($0, 1, i - 1) substr($0, i + length(work))
-  if (!match($0, / in [0-9][0-9.]*[^0-9. ]+([0-9.]+[^0-9. ]+)*( |$)/)) { printf "  %16s%s\n", "", $0; next }
-  d = substr($0, RSTART + 4, RLENGTH - 4); sub(/ $/, "", d)
-  t = us(d); sum += t
-  printf "  %8.3fs %5.1f%%  %s\n", t / 1000000, 100 * t / wall, $0
+  line(t, $0)
 }
-END {
-  printf "  %8.3fs %5.1f%%  %s\n", (wall - sum) / 1000000, 100 * (wall - sum) / wall, "(the rest: start-up, client, store writes, inventory, recording; wall minus the above)"
-}'
+END { line(wall, "(exit)") }'
 
 # --- main ----------------------------------------------------------------
 

@@ -59,7 +59,7 @@ func destructiveWhat(r object.Ref) string {
 // destructiveNote explains why deleting r is destructive and what apply
 // does about it.
 func destructiveNote(r object.Ref) string {
-	return destructiveWhat(r) + "; apply refuses it unless destructive deletes are explicitly allowed"
+	return destructiveWhat(r) + "; apply refuses it unless allowed (--allow-destructive, or the allow-destructive input)"
 }
 
 // waysOut returns the two ways out of a conflict, with the annotation and
