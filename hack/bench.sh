@@ -440,7 +440,7 @@ check_applied() {
     -l app.kubernetes.io/part-of=snapply-bench -o custom-columns=NS:.metadata.namespace |
     grep -c "^$prefix-" || true)))
   ((got == want)) || die "$prefix: the server holds $got objects of the fixture, want $want"
-  want_images=$(grep -h '^ *image: ' "$dir"/*.yaml | awk '{ print $2 }' | sort | uniq -c)
+  want_images=$(grep -h '^[ -]*image: ' "$dir"/*.yaml | awk '{ print $NF }' | sort | uniq -c)
   got_images=$("$kubectl" get deployments.apps -A --no-headers \
     -o 'custom-columns=NS:.metadata.namespace,IMAGE:.spec.template.spec.containers[0].image' |
     awk -v p="$prefix-" 'index($1, p) == 1 { print $2 }' | sort | uniq -c)
@@ -455,9 +455,10 @@ stamp_stderr() {
   local t0 rc=0 before=${!:-}
   now_us t0
   "$@" 2> >(
+    local line at
     while IFS= read -r line; do
-      now_us t
-      printf '%d %s\n' $((t - t0)) "$line"
+      now_us at
+      printf '%d %s\n' $((at - t0)) "$line"
     done >&2
   ) || rc=$?
   # Wait for the reader (bash sets $! to it) so that its last line is
@@ -485,7 +486,7 @@ breakdown() {
   n=$(median_run "$name")
   local -a v
   read -r -a v <<<"${wall[$name]}"
-  note "$label: progress lines of run $n (the median, wall $(secs "${v[n - 1]}")s), after: the time since the line before, its share of the wall, the time since the start"
+  note "$label, run $n (the median, $(secs "${v[n - 1]}")s): each progress line after the time since the line before, its share of the wall and the time since the start"
   while IFS= read -r line; do note "$line"; done < <(awk -v wall="${v[n - 1]}" -v work="$work/" "$breakdown_awk" "$work/logs/$name.$n.stderr")
 }
 

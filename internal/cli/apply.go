@@ -120,7 +120,7 @@ func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*app
 	}
 	desiredPut := make(chan putResult, 1)
 	go func() {
-		m, err := p.db.PutSnapshot(context.WithoutCancel(ctx), p.meta(store.Desired, ""), desiredObjs)
+		m, err := p.db.PutSnapshot(context.WithoutCancel(ctx), p.meta(store.Desired, p.restores), desiredObjs)
 		desiredPut <- putResult{m, err}
 	}()
 	waitDesired := func() (store.Meta, error) {
@@ -218,13 +218,13 @@ func (g *globals) record(ctx context.Context, p *prepared, res *apply.Result, de
 	if err != nil {
 		return store.Meta{}, err
 	}
-	meta := p.meta(store.After, "")
+	meta := p.meta(store.After, p.restores)
 	meta.Scope = string(snapshot.ScopeManaged)
 	afterMeta, err := p.db.PutSnapshot(ctx, meta, after.Objects)
 	if err != nil {
 		return store.Meta{}, err
 	}
-	run := store.Run{Before: p.before.ID, Desired: desired.ID, After: afterMeta.ID, Interrupted: res.Interrupted, Duration: res.Duration}
+	run := store.Run{Before: p.before.ID, Desired: desired.ID, After: afterMeta.ID, Source: p.before.Source, Interrupted: res.Interrupted, Duration: res.Duration}
 	for _, r := range res.Records {
 		run.Records = append(run.Records, store.Record{
 			Ref: r.Ref, Action: string(r.Action), Outcome: string(r.Outcome), Error: r.Error,

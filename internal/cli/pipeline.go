@@ -36,6 +36,12 @@ type prepareOptions struct {
 	// onRender, when set, sees the desired objects before anything else
 	// happens (the action masks their Secret values in the log).
 	onRender func([]object.Object)
+	// desired, when set, is the desired set: PATH is not rendered (a
+	// rollback restores a set recorded in the store).
+	desired []object.Object
+	// restores is the ID of the snapshot a rollback restores, recorded in
+	// the source of the run's snapshots.
+	restores string
 }
 
 // prepared is the outcome of steps 1 and 2 of the pipeline: the desired set,
@@ -53,6 +59,8 @@ type prepared struct {
 	lock    *apply.Lock
 	scope   snapshot.Scope
 	refs    []object.Ref
+	// restores is the snapshot a rollback restores; empty otherwise.
+	restores string
 }
 
 // close releases the lock and closes the store; it is safe on a partly
@@ -77,9 +85,11 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	}
 
 	start := time.Now()
-	desired, err := render.Render(ctx, path, render.Options{AllowEmpty: o.allowEmpty})
-	if err != nil {
-		return nil, err
+	desired := o.desired
+	if desired == nil {
+		if desired, err = render.Render(ctx, path, render.Options{AllowEmpty: o.allowEmpty}); err != nil {
+			return nil, err
+		}
 	}
 	if o.onRender != nil {
 		o.onRender(desired)
@@ -101,7 +111,7 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{client: client, db: db, desired: desired, scope: scope}
+	p := &prepared{client: client, db: db, desired: desired, scope: scope, restores: o.restores}
 
 	if o.lock {
 		start = time.Now()
@@ -160,6 +170,7 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 			ToolVersion: version.Version,
 			Scope:       string(scope),
 		}
+		meta.Source.Restores = o.restores
 		for _, s := range p.live.Skipped {
 			meta.Skipped = append(meta.Skipped, s.String())
 		}
