@@ -42,6 +42,10 @@ type prepareOptions struct {
 	// restores is the ID of the snapshot a rollback restores, recorded in
 	// the source of the run's snapshots.
 	restores string
+	// keep lists inventory members that are not desired and must not be
+	// pruned either (a rollback leaves a Secret whose values it cannot
+	// restore as it is live).
+	keep map[object.Key]bool
 }
 
 // prepared is the outcome of steps 1 and 2 of the pipeline: the desired set,
@@ -140,7 +144,7 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	var prune []*unstructured.Unstructured
 	for _, m := range p.members {
 		ref := object.RefOf(m)
-		if !desiredKeys[ref.Key()] {
+		if !desiredKeys[ref.Key()] && !o.keep[ref.Key()] {
 			prune = append(prune, m)
 			p.refs = append(p.refs, ref)
 		}
