@@ -57,6 +57,9 @@ const (
 	LastSnapshotAnnotation = AnnotationPrefix + "last-snapshot"
 	// LastAppliedAtAnnotation is when the last apply ended (RFC 3339).
 	LastAppliedAtAnnotation = AnnotationPrefix + "last-applied-at"
+	// LastRunIDAnnotation is the GitHub Actions run ID of the last apply;
+	// run IDs grow, so a run with a smaller ID is a re-run of an older one.
+	LastRunIDAnnotation = AnnotationPrefix + "last-run-id"
 )
 
 // membersListConcurrency bounds the LISTs Members runs at once.

@@ -166,6 +166,14 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 		return planExit(p.plan, false)
 	}
 
+	isRollback, liveCommit := rerun(cfg.Event, p.inv)
+	if isRollback {
+		line := rollbackLine(liveCommit, cfg.Event.SHA)
+		a.Noticef("this run is a %s (a re-run of an older apply)", line)
+		outputs.Rollback = true
+		title = fmt.Sprintf("snapply %s for `%s`", line, cfg.Inputs.Name)
+	}
+
 	var res *apply.Result
 	var recErr error
 	err = action.Group(a, "snapply apply: waves, prune, wait, record", func() error {
@@ -203,4 +211,32 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 		return err
 	}
 	return applyExit(res, recErr)
+}
+
+// rerun tells whether an apply run rolls the cluster back: a re-run of a
+// run (attempt above 1), or a run older than the one that last applied to
+// this inventory (run IDs grow). It returns the commit the inventory says
+// is live (may be empty).
+func rerun(ev action.Event, inv *apply.Inventory) (bool, string) {
+	live := inv.Annotations[apply.LastCommitAnnotation]
+	if attempt, err := strconv.Atoi(ev.RunAttempt); err == nil && attempt > 1 {
+		return true, live
+	}
+	last, err1 := strconv.ParseInt(inv.Annotations[apply.LastRunIDAnnotation], 10, 64)
+	this, err2 := strconv.ParseInt(ev.RunID, 10, 64)
+	return err1 == nil && err2 == nil && this < last, live
+}
+
+// rollbackLine says what a rollback run does, in one line.
+func rollbackLine(live, to string) string {
+	short := func(c string) string {
+		if len(c) > 12 {
+			return c[:12]
+		}
+		if c == "" {
+			return "an unknown commit"
+		}
+		return c
+	}
+	return fmt.Sprintf("rollback from %s to %s", short(live), short(to))
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/snapply/snapply/internal/github"
 	"github.com/snapply/snapply/internal/github/githubtest"
 )
@@ -307,5 +309,53 @@ func TestActionNeverLeaksSecrets(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+func TestActionRerunOfAnOlderApplyIsARollback(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	merged := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	r.gh.AddPull(githubtest.Pull{Number: 41, HeadSHA: "a1", MergedAt: merged, MergeCommitSHA: "1111111111111111111111111111111111111111"})
+	r.gh.AddPull(githubtest.Pull{Number: 42, HeadSHA: "a2", MergedAt: merged, MergeCommitSHA: "2222222222222222222222222222222222222222"})
+
+	// Run 1001 applies commit 1111 (v1), run 1002 applies 2222 (v2).
+	if res := r.run("push-main", map[string]string{"GITHUB_SHA": "1111111111111111111111111111111111111111", "GITHUB_RUN_ID": "1001"}); res.code != 0 {
+		t.Fatalf("v1: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if got := r.output("rollback"); got != "false" {
+		t.Errorf("first apply: rollback output %q", got)
+	}
+	r.write(map[string]string{"app.yaml": strings.Replace(configMaps, `k: "1"`, `k: "v2"`, 1)})
+	if res := r.run("push-main", map[string]string{"GITHUB_SHA": "2222222222222222222222222222222222222222", "GITHUB_RUN_ID": "1002"}); res.code != 0 {
+		t.Fatalf("v2: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+
+	// "Re-run jobs" on run 1001: attempt 2 of the older run, its checkout.
+	r.write(map[string]string{"app.yaml": configMaps})
+	res := r.run("push-main", map[string]string{"GITHUB_SHA": "1111111111111111111111111111111111111111", "GITHUB_RUN_ID": "1001", "GITHUB_RUN_ATTEMPT": "2"})
+	if res.code != 0 {
+		t.Fatalf("re-run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	want := "rollback from 222222222222 to 111111111111"
+	if !strings.Contains(res.stdout, want) {
+		t.Errorf("log does not say %q:\n%s", want, res.stdout)
+	}
+	if got := r.output("rollback"); got != "true" {
+		t.Errorf("rollback output %q, want true", got)
+	}
+	if s, _ := os.ReadFile(r.summary); !strings.Contains(string(s), want) {
+		t.Errorf("job summary does not say %q", want)
+	}
+	var onOriginal bool
+	for _, c := range r.gh.Comments(41) {
+		onOriginal = onOriginal || strings.Contains(c.Body, want)
+	}
+	if !onOriginal {
+		t.Errorf("the original PR #41 has no comment saying %q: %+v", want, r.gh.Comments(41))
+	}
+	cm, err := clientset(t).CoreV1().ConfigMaps(ns).Get(t.Context(), "a", metav1.GetOptions{})
+	if err != nil || cm.Data["k"] != "1" {
+		t.Errorf("cluster not rolled back to v1: %v %v", cm.Data, err)
 	}
 }

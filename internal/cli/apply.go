@@ -186,8 +186,12 @@ func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*app
 			apply.LastSnapshotAnnotation:  afterMeta.ID,
 			apply.LastAppliedAtAnnotation: time.Now().UTC().Format(time.RFC3339),
 		}
-		if commit := sourceFromEnv().Commit; commit != "" {
-			p.inv.Annotations[apply.LastCommitAnnotation] = commit
+		src := sourceFromEnv()
+		if src.Commit != "" {
+			p.inv.Annotations[apply.LastCommitAnnotation] = src.Commit
+		}
+		if src.RunID != "" {
+			p.inv.Annotations[apply.LastRunIDAnnotation] = src.RunID
 		}
 		recErr = p.inv.Save(recCtx, p.client)
 	}
