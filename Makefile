@@ -1,6 +1,6 @@
 # snapply's build. `make test` is what CI runs (.ci/run).
 #
-#   make tools    build etcd and kube-apiserver for the tests (hack/tools.sh envtest)
+#   make tools    build etcd, kube-apiserver, controllers and kwok for the tests
 #   make build    bin/snapply, with the version from git
 #   make test     lint, then every test with -race against a real API server
 #   make lint     go vet, gofmt and go mod tidy checks (changes nothing)
@@ -27,8 +27,10 @@ ASSETS = $${KUBEBUILDER_ASSETS:-$$(hack/tools.sh envtest)}
 
 .PHONY: tools build test lint vet fmt-check tidy-check fuzz bench demo clean clean-tools
 
+# The tests also run kube-controller-manager, kube-scheduler and kwok (real
+# rollouts in the readiness and local-cluster tests).
 tools:
-	hack/tools.sh envtest
+	hack/tools.sh cluster
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/snapply ./cmd/snapply
