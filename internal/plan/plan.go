@@ -70,6 +70,14 @@ type Input struct {
 	// Prune lists the live objects to delete: inventory members that are no
 	// longer desired.
 	Prune []*unstructured.Unstructured
+	// Known maps desired objects that are known to be applied as they are
+	// to the live resourceVersion they were left at: identical to what the
+	// last apply applied, and untouched since (the caller checks both from
+	// its records). When the live object still has that resourceVersion, it
+	// is planned unchanged without a dry run: applying it is a no-op. Plan
+	// leaves this empty (it validates every object on the server); apply
+	// uses it.
+	Known map[object.Key]string
 }
 
 // Compute plans in against the cluster. Per-object answers of the API server
@@ -80,8 +88,10 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultOptions().Concurrency
 	}
-	p := &planner{cl: cl, in: in, opts: opts}
-	p.index()
+	p := &planner{cl: cl, in: in, opts: opts, newNamespaces: map[string]bool{}}
+	if err := p.index(ctx); err != nil {
+		return nil, err
+	}
 	if in.Live != nil || in.LiveFunc == nil {
 		p.liveOnce.Do(func() {}) // use in.Live as it is
 	}
@@ -114,15 +124,16 @@ type planner struct {
 	in   Input
 	opts Options
 
-	namespaces map[string]bool           // Namespaces of the desired set
-	crdKinds   map[schema.GroupKind]bool // kinds the desired CRDs define
-	liveOnce   sync.Once
-	liveErr    error
-	mu         sync.Mutex
-	scopes     map[schema.GroupVersionKind]bool // served kinds seen
+	namespaces    map[string]bool           // Namespaces of the desired set
+	newNamespaces map[string]bool           // those of them that are not live
+	crdKinds      map[schema.GroupKind]bool // kinds the desired CRDs define
+	liveOnce      sync.Once
+	liveErr       error
+	mu            sync.Mutex
+	scopes        map[schema.GroupVersionKind]bool // served kinds seen
 }
 
-func (p *planner) index() {
+func (p *planner) index(ctx context.Context) error {
 	p.namespaces = map[string]bool{}
 	p.crdKinds = map[schema.GroupKind]bool{}
 	p.scopes = map[schema.GroupVersionKind]bool{}
@@ -136,6 +147,22 @@ func (p *planner) index() {
 			}
 		}
 	}
+	// A Namespace of the set that is not live yet: its objects are
+	// pending, without a dry run the server would only refuse. One GET per
+	// desired Namespace: the snapshot may still be running.
+	for _, d := range p.in.Desired {
+		if d.Ref.Group != "" || d.Ref.Kind != "Namespace" {
+			continue
+		}
+		live, err := p.cl.Get(ctx, d.Obj)
+		if err != nil {
+			return fmt.Errorf("%s (%s): %w", d.Ref, d.Source, err)
+		}
+		if live == nil {
+			p.newNamespaces[d.Ref.Name] = true
+		}
+	}
+	return nil
 }
 
 // live returns the live object with identity k, waiting for the snapshot
@@ -181,6 +208,19 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		c.Action = Invalid
 		c.Message = fmt.Sprintf("the server does not serve %s in %s (unknown kind or API version; is its CRD installed?)", d.Ref.Kind, d.Ref.APIVersion())
 		return c, nil
+	case d.Ref.Namespace != "" && p.newNamespaces[d.Ref.Namespace]:
+		return p.pending(c, d, fmt.Sprintf("its namespace %s is created by this plan: the server validates it at apply time", d.Ref.Namespace)), nil
+	}
+
+	if rv, ok := p.in.Known[d.Ref.Key()]; ok && rv != "" {
+		live, err := p.live(d.Ref.Key())
+		if err != nil {
+			return c, err
+		}
+		if live != nil && live.GetResourceVersion() == rv {
+			c.Action, c.LiveResourceVersion = Unchanged, rv
+			return c, nil
+		}
 	}
 
 	force := p.opts.ForceConflicts || d.Obj.GetAnnotations()[ForceAnnotation] == "true"
