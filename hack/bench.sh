@@ -257,7 +257,8 @@ stop_cluster() {
 # fixture VARIANT [PREFIX DIR] generates the fixture in namespaces
 # PREFIX-00, PREFIX-01, ... (default bench) into DIR (default
 # $work/VARIANT), and sets fixture_objects, fixture_changed and
-# fixture_added from genfixture's summary line.
+# fixture_added from genfixture's summary line, which it logs unless
+# fixture_quiet is set.
 fixture() {
   local out
   out=$("$work/bin/genfixture" --out "${3:-$work/$1}" --prefix "${2:-bench}" \
@@ -266,7 +267,7 @@ fixture() {
   fixture_objects=${BASH_REMATCH[1]}
   fixture_changed=${BASH_REMATCH[2]}
   fixture_added=${BASH_REMATCH[3]}
-  log "$out"
+  [[ -n ${fixture_quiet:-} ]] || log "$out"
 }
 
 # apply_base brings the server to the state a real `snapply apply` of the
@@ -368,15 +369,15 @@ section_plan() {
 section_apply() {
   local tools=(snapply kubectl kapp) round k tool prefix
   local fixture_objects fixture_changed fixture_added # not the globals of section_plan
-  local base_count changed_count
+  local base_count changed_count fixture_quiet=1
 
   log "generating a copy of the fixture per tool and round"
   for ((round = 1; round <= runs; round++)); do
     for tool in "${tools[@]}"; do
       prefix=$tool-r$round
-      fixture base "$prefix" "$work/apply/$prefix/base" 2>/dev/null
+      fixture base "$prefix" "$work/apply/$prefix/base"
       base_count=$fixture_objects
-      fixture changed "$prefix" "$work/apply/$prefix/changed" 2>/dev/null
+      fixture changed "$prefix" "$work/apply/$prefix/changed"
       changed_count=$fixture_objects
     done
   done

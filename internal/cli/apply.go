@@ -218,28 +218,44 @@ func (g *globals) record(ctx context.Context, p *prepared, res *apply.Result, de
 	// snapshot already holds the rest of their namespaces.
 	sopts := snapshot.DefaultOptions()
 	sopts.Scope = snapshot.ScopeManaged
+	// The outcome of every object is known even when the cluster cannot
+	// be read back (the API server went away mid-apply): then the records
+	// are kept without an after snapshot.
+	withoutAfter := func(err error) (store.Meta, error) {
+		if perr := p.db.PutRun(ctx, p.run(res, desired, "")); perr != nil {
+			return store.Meta{}, errors.Join(err, perr)
+		}
+		g.progress("recorded the outcome in %s without an after snapshot: snapshot %s (before)", p.db.Path(), p.before.ID)
+		return store.Meta{}, err
+	}
 	after, err := snapshot.Capture(ctx, p.client, p.refs, sopts)
 	if err != nil {
-		return store.Meta{}, err
+		return withoutAfter(err)
 	}
 	meta := p.meta(store.After, p.restores)
 	meta.Scope = string(snapshot.ScopeManaged)
 	afterMeta, err := p.db.PutSnapshot(ctx, meta, after.Objects)
 	if err != nil {
-		return store.Meta{}, err
+		return withoutAfter(err)
 	}
-	run := store.Run{Before: p.before.ID, Desired: desired.ID, After: afterMeta.ID, Source: p.before.Source, Interrupted: res.Interrupted, Duration: res.Duration}
+	if err := p.db.PutRun(ctx, p.run(res, desired, afterMeta.ID)); err != nil {
+		return afterMeta, err
+	}
+	g.progress("recorded the outcome in %s: snapshots %s (before), %s (after)", p.db.Path(), p.before.ID, afterMeta.ID)
+	return afterMeta, nil
+}
+
+// run returns the record of this run: its snapshots (after may be empty)
+// and one record per object.
+func (p *prepared) run(res *apply.Result, desired store.Meta, after string) store.Run {
+	run := store.Run{Before: p.before.ID, Desired: desired.ID, After: after, Source: p.before.Source, Interrupted: res.Interrupted, Duration: res.Duration}
 	for _, r := range res.Records {
 		run.Records = append(run.Records, store.Record{
 			Ref: r.Ref, Action: string(r.Action), Outcome: string(r.Outcome), Error: r.Error,
 			Readiness: string(r.Readiness), Started: r.Started, Duration: r.Duration,
 		})
 	}
-	if err := p.db.PutRun(ctx, run); err != nil {
-		return afterMeta, err
-	}
-	g.progress("recorded the outcome in %s: snapshots %s (before), %s (after)", p.db.Path(), p.before.ID, afterMeta.ID)
-	return afterMeta, nil
+	return run
 }
 
 // union returns the group kinds and namespaces the inventory must list:

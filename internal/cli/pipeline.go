@@ -111,7 +111,7 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 		return nil, err
 	}
 
-	db, err := store.Open(o.storePath, store.DefaultOptions())
+	db, err := openStore(o.storePath, false) // with SNAPPLY_STORE_KEY, if set
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,11 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 	}
 	popts.ForceConflicts = o.force
 	popts.Redact = db.Redactor().Redact
-	in := plan.Input{Desired: desired, Prune: prune, LiveFunc: func() (map[object.Key]*unstructured.Unstructured, error) {
+	var known map[object.Key]string
+	if o.lock { // apply: see knownApplied
+		known = knownApplied(db, p.inv, desired)
+	}
+	in := plan.Input{Desired: desired, Prune: prune, Known: known, LiveFunc: func() (map[object.Key]*unstructured.Unstructured, error) {
 		<-liveDone
 		if liveErr != nil {
 			return nil, liveErr

@@ -104,8 +104,10 @@ the field manager that owns each field, and objects the server refuses.`,
 	root.AddCommand(
 		newPlanCommand(g),
 		newApplyCommand(g),
+		newRollbackCommand(g),
 		newActionCommand(g),
 		newHistoryCommand(g),
+		newDiffCommand(g),
 		newShowCommand(g),
 		newVersionCommand(g),
 	)

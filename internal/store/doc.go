@@ -27,7 +27,8 @@
 // An object's ID is the Merkle SHA-256 of its normalised tree (see Hash and
 // Normalize): the resourceVersion goes into the snapshot entry instead, and
 // a Secret's values are replaced by digests keyed with the store's own
-// random key (DB.Redactor). Secret values never reach the file; but as the
+// random key (DB.Redactor). Secret values never reach the file in clear
+// (with a store key they are kept sealed, see Unsealed); but as the
 // key lives in the same file, whoever holds the file can test a guess of a
 // value against its digest. Digests only show which keys changed.
 //
@@ -46,6 +47,8 @@
 //	snapshots  snapshot ID -> record: metadata (JSON), then the entries as
 //	           a keyframe or a delta (see below)
 //	records    the record of each apply (see Run)
+//	sealed     with a store key only: the clear values of Secrets, sealed
+//	           with AES-256-GCM, by object ID (see Unsealed and seal.go)
 //
 // Objects are kept in the blobs bucket, under sequence numbers, rather than
 // under their IDs, because of how a B-tree fills: new keys at random places

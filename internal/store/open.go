@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -53,6 +54,10 @@ type Options struct {
 	// snapshots that do not name one. Empty means the version of the main
 	// module from the build information.
 	ToolVersion string
+	// SealKey, 32 bytes, makes PutSnapshot also keep each Secret's clear
+	// values sealed with AES-256-GCM, so that Unsealed can give them back
+	// (a rollback restores them). Nil keeps only digests. See KeyFromEnv.
+	SealKey []byte
 
 	// pageSize overrides the bbolt page size of a new file (tests).
 	pageSize int
@@ -72,6 +77,8 @@ type DB struct {
 	readOnly    bool
 	redactor    *secret.Redactor
 	toolVersion string
+	// seal seals and opens Secret values; nil without Options.SealKey.
+	seal cipher.AEAD
 }
 
 // Open opens the store at path, creating it (mode 0600) when it does not
@@ -95,6 +102,9 @@ func Open(path string, opts Options) (db *DB, err error) {
 	db = &DB{path: path, readOnly: opts.ReadOnly, toolVersion: opts.ToolVersion}
 	if db.toolVersion == "" {
 		db.toolVersion = buildVersion()
+	}
+	if db.seal, err = newSealer(path, opts.SealKey); err != nil {
+		return nil, err
 	}
 
 	fi, statErr := os.Stat(path)

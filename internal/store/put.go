@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/secret"
 )
 
 // snapshotIDPattern is what an ID given to PutSnapshot must look like.
@@ -80,6 +81,11 @@ func (tx *Tx) PutSnapshot(ctx context.Context, meta Meta, objs []*unstructured.U
 		}
 		seen[ref.Key()] = true
 		id := Hash(n.Object)
+		if tx.db.seal != nil && secret.IsSecret(n) {
+			if err := tx.seal(id, u); err != nil {
+				return Meta{}, fmt.Errorf("store: %s: %s: %w", path, ref, err)
+			}
+		}
 		if !written[id] && objects.Get(id[:]) == nil {
 			b, err := canonicalJSON(n.Object)
 			if err != nil {

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Measures the wall time and the peak memory (maximum resident set size) of
+# snapply on a large fixture, on one fresh local API server, and fails when
+# a peak is over the limit. The issue's acceptance: "plan and apply of 5,000
+# objects across 50 namespaces complete with peak memory under 300 MiB".
+#
+#   hack/loadbench.sh
+#
+# Steps, in order, each a separate `snapply` process with a new store file
+# (as a CI job starts), timed by /usr/bin/time (%e wall seconds, %M peak RSS):
+#
+#   plan-base      `snapply plan` of the base fixture, onto an empty cluster
+#   apply-base     `snapply apply --wait=false` of it (creates everything)
+#   plan-changed   `snapply plan` of the changed fixture (~10% changed, 2
+#                  objects added per namespace)
+#   apply-changed  `snapply apply --wait=false` of it
+#
+# Nothing waits for readiness: the server runs no controllers.
+#
+# Environment:
+#   LOADBENCH_NAMESPACES     namespaces in the fixture        (default 50)
+#   LOADBENCH_PER_NAMESPACE  objects per namespace            (default 100)
+#   LOADBENCH_LIMIT_MIB      peak RSS limit of every step     (default 300)
+#   LOADBENCH_KEEP=1         keep the work directory (fixtures, stores, outputs, logs)
+#   LOADBENCH_SNAPPLY_ENV    VAR=VALUE words set for the snapply steps only
+#                            (not the API server), e.g. "GOGC=50" or
+#                            "GODEBUG=gctrace=1" (its lines go to the kept logs)
+#   SNAPPLY_MEMPROFILE_DIR   when set, each step writes heap profiles through
+#                            snapply's hidden SNAPPLY_MEMPROFILE hook:
+#                            DIR/STEP.pprof.peak at the peak of the live heap
+#                            (go tool pprof -sample_index=inuse_space bin/snapply FILE)
+#                            and DIR/STEP.pprof at exit (-sample_index=alloc_space)
+#
+# Exit code: 0 when every step succeeds under the limit, 1 otherwise.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+namespaces=${LOADBENCH_NAMESPACES:-50}
+per_namespace=${LOADBENCH_PER_NAMESPACE:-100}
+limit_mib=${LOADBENCH_LIMIT_MIB:-300}
+profiles=${SNAPPLY_MEMPROFILE_DIR:-}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/snapply-loadbench.XXXXXX")
+snapply=$root/bin/snapply
+cluster_pid=
+
+log() { printf '%s loadbench: %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[[ $namespaces =~ ^[1-9][0-9]*$ ]] || die "LOADBENCH_NAMESPACES: $namespaces: want a positive integer"
+[[ $per_namespace =~ ^[1-9][0-9]*$ ]] || die "LOADBENCH_PER_NAMESPACE: $per_namespace: want a positive integer"
+[[ $limit_mib =~ ^[1-9][0-9]*$ ]] || die "LOADBENCH_LIMIT_MIB: $limit_mib: want a positive integer"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time: not found (GNU time; apt-get install time)"
+
+# --- setup ---------------------------------------------------------------
+
+cleanup() {
+  local rc=$?
+  stop_cluster
+  if [[ -n ${LOADBENCH_KEEP:-} ]]; then
+    log "work directory kept: $work"
+  else
+    rm -rf "$work"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+build() {
+  log "building bin/snapply, hack/localcluster and hack/genfixture"
+  go build -o "$snapply" ./cmd/snapply
+  go build -o "$work/bin/localcluster" ./hack/localcluster
+  go build -o "$work/bin/genfixture" ./hack/genfixture
+}
+
+start_cluster() {
+  log "starting a local API server (hack/localcluster)"
+  export KUBECONFIG=$work/kubeconfig
+  "$work/bin/localcluster" --kubeconfig "$KUBECONFIG" --pidfile "$work/cluster.pid" >"$work/logs/cluster.log" 2>&1 &
+  cluster_pid=$!
+  local deadline=$((SECONDS + 180))
+  until grep -qs '^ready:' "$work/logs/cluster.log"; do
+    if ! kill -0 "$cluster_pid" 2>/dev/null; then
+      tail -n 30 "$work/logs/cluster.log" >&2
+      cluster_pid=
+      die "hack/localcluster exited before it was ready"
+    fi
+    ((SECONDS < deadline)) || { tail -n 30 "$work/logs/cluster.log" >&2; die "hack/localcluster: not ready after 180s"; }
+    sleep 0.5
+  done
+  log "$(grep '^ready:' "$work/logs/cluster.log")"
+}
+
+stop_cluster() {
+  [[ -n $cluster_pid ]] || return 0
+  log "stopping the local API server"
+  kill -TERM "$cluster_pid" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 60; i++)); do
+    kill -0 "$cluster_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if kill -0 "$cluster_pid" 2>/dev/null; then
+    log "hack/localcluster did not stop in 30s: killing it"
+    kill -KILL "$cluster_pid" 2>/dev/null || true
+  fi
+  wait "$cluster_pid" 2>/dev/null || true
+  cluster_pid=
+}
+
+# fixture VARIANT generates the fixture into $work/VARIANT and sets
+# fixture_summary to genfixture's summary line.
+fixture() {
+  fixture_summary=$("$work/bin/genfixture" --out "$work/$1" \
+    --namespaces "$namespaces" --per-namespace "$per_namespace" --variant "$1")
+  [[ $fixture_summary =~ wrote\ ([0-9]+)\ objects ]] || die "genfixture: unexpected summary: $fixture_summary"
+  objects[$1]=${BASH_REMATCH[1]}
+  log "$fixture_summary"
+}
+
+# --- measuring -----------------------------------------------------------
+
+# For each step, in the order they ran: its label, wall time (s), peak RSS
+# (KiB) and the number of objects of its fixture.
+steps=()
+declare -A wall=() rss=() step_objects=() objects=()
+
+# measure STEP VARIANT CMD... runs CMD under /usr/bin/time with stdout in
+# $work/out/STEP and stderr in $work/logs/STEP.stderr, and records its wall
+# time and peak RSS. A failing CMD fails the script.
+measure() {
+  local step=$1 variant=$2 rc=0 timing
+  shift 2
+  local tf=$work/logs/$step.time
+  log "$step: $*"
+  local -a vars
+  read -r -a vars <<<"${LOADBENCH_SNAPPLY_ENV:-}"
+  [[ -z $profiles ]] || vars+=("SNAPPLY_MEMPROFILE=$profiles/$step.pprof")
+  env "${vars[@]}" /usr/bin/time -o "$tf" -f '%e s %M KiB' "$@" >"$work/out/$step" 2>"$work/logs/$step.stderr" || rc=$?
+  if ((rc != 0)); then
+    tail -n 20 "$work/logs/$step.stderr" >&2
+    [[ ! -s $tf ]] || cat "$tf" >&2
+    die "$step: exit code $rc"
+  fi
+  # GNU time writes "Command exited with non-zero status N" first when the
+  # command fails; the numbers are on the last line.
+  timing=$(tail -n 1 "$tf")
+  [[ $timing =~ ^([0-9]+\.[0-9]+)\ s\ ([0-9]+)\ KiB$ ]] || die "$step: unexpected /usr/bin/time output: $timing"
+  steps+=("$step")
+  wall[$step]=${BASH_REMATCH[1]}
+  rss[$step]=${BASH_REMATCH[2]}
+  step_objects[$step]=${objects[$variant]}
+  log "$step: ${wall[$step]}s, peak RSS $(mib "${rss[$step]}") MiB"
+}
+
+# mib KIB prints KiB as MiB with one decimal.
+mib() { printf '%d.%d' $(($1 / 1024)) $(($1 % 1024 * 10 / 1024)); }
+
+# snapply_step STEP VARIANT COMMAND [FLAGS...] runs `snapply COMMAND` on the
+# fixture VARIANT with a new store file, under measure.
+snapply_step() {
+  local step=$1 variant=$2 command=$3
+  shift 3
+  measure "$step" "$variant" "$snapply" "$command" "$work/$variant" --store "$work/stores/$step.db" -o json "$@"
+}
+
+# check_summary STEP KEY... fails unless the JSON output of STEP has a
+# "summary" object (skipped without jq) whose KEYs are all 0, so that a
+# step that did less than its whole fixture does not pass as fast.
+check_summary() {
+  local step=$1 key n
+  shift
+  command -v jq >/dev/null || { log "jq not found: not checking the output of $step"; return 0; }
+  log "$step summary: $(jq -c .summary "$work/out/$step")"
+  for key in "$@"; do
+    n=$(jq -r ".summary.$key // 0" "$work/out/$step")
+    [[ $n == 0 ]] || die "$step: summary.$key is $n, want 0"
+  done
+}
+
+# --- main ----------------------------------------------------------------
+
+mkdir -p "$work/logs" "$work/bin" "$work/out" "$work/stores"
+[[ -z $profiles ]] || mkdir -p "$profiles"
+build
+start_cluster
+
+fixture base
+fixture changed
+
+snapply_step plan-base base plan
+check_summary plan-base conflict invalid delete
+snapply_step apply-base base apply --wait=false
+check_summary apply-base failed conflict invalid
+snapply_step plan-changed changed plan
+check_summary plan-changed conflict invalid delete
+snapply_step apply-changed changed apply --wait=false
+check_summary apply-changed failed conflict invalid
+
+limit_kib=$((limit_mib * 1024))
+failed=0
+echo
+echo "== snapply load: $(date -u +%FT%TZ), $(nproc) CPUs, $namespaces namespaces x $per_namespace objects; peak RSS limit $limit_mib MiB =="
+printf '%-16s %8s %10s %14s   %s\n' step objects "wall (s)" "peak RSS (MiB)" ""
+for step in "${steps[@]}"; do
+  verdict=ok
+  if ((rss[$step] > limit_kib)); then
+    verdict="OVER THE LIMIT"
+    failed=1
+  fi
+  printf '%-16s %8d %10s %14s   %s\n' "$step" "${step_objects[$step]}" "${wall[$step]}" "$(mib "${rss[$step]}")" "$verdict"
+done
+[[ -z ${LOADBENCH_SNAPPLY_ENV:-} ]] || echo "snapply environment: $LOADBENCH_SNAPPLY_ENV"
+echo "store files: $(du -ch "$work"/stores/*.db | tail -n 1 | cut -f1) in all; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+[[ -z $profiles ]] || echo "heap profiles: $profiles"
+if ((failed)); then
+  log "peak memory over $limit_mib MiB"
+  exit 1
+fi
