@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/spf13/cobra"
@@ -17,6 +19,7 @@ import (
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/render"
 	"github.com/snapply/snapply/internal/report"
+	"github.com/snapply/snapply/internal/restore"
 )
 
 func newActionCommand(g *globals) *cobra.Command {
@@ -55,8 +58,6 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 		a.Noticef("%s", cfg.Notice)
 		outputs.StorePath, outputs.ArtifactName = "", ""
 		return action.SetOutputs(a, outputs)
-	case action.ModeRollback:
-		return fmt.Errorf("mode rollback (rollback-to %s): not available in this version of snapply", cfg.Inputs.RollbackTo)
 	}
 
 	kubeconfig, cleanup, err := action.WriteKubeconfig(a, cfg.Inputs.Kubeconfig)
@@ -89,10 +90,30 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 		timeout:          cfg.Inputs.Timeout,
 		allowDestructive: cfg.Inputs.AllowDestructive,
 	}
-	if cfg.Mode == action.ModeApply {
+	if cfg.Mode != action.ModePlan {
 		o.lock, o.lockWait = true, cfg.Inputs.Timeout
 	}
 	g.color = "never" // the log is no terminal
+	gh, ghErr := github.NewClient(cfg.Inputs.GitHubToken, cfg.Event.APIURL, cfg.Event.Repository)
+	title := fmt.Sprintf("snapply %s for `%s`", cfg.Mode, cfg.Inputs.Name)
+	var restored *restore.Set
+	if cfg.Mode == action.ModeRollback {
+		if ghErr != nil {
+			return fmt.Errorf("rollback-to %s: %w", cfg.Inputs.RollbackTo, ghErr)
+		}
+		if restored, err = g.fetchRollback(ctx, a, cfg, gh); err != nil {
+			return err
+		}
+		o.desired, o.restores = restored.Objects, restored.Restores
+		o.keep = map[object.Key]bool{}
+		for _, ref := range restored.Kept {
+			o.keep[ref.Key()] = true
+			a.Warningf("%s: its values are not in the store (no SNAPPLY_STORE_KEY when it was recorded): left as it is live", ref)
+		}
+		outputs.Rollback = true
+		title = fmt.Sprintf("snapply rollback to run %s for `%s`", cfg.Inputs.RollbackTo, cfg.Inputs.Name)
+		path = "snapshot " + restored.Restores
+	}
 
 	var p *prepared
 	err = action.Group(a, "snapply "+string(cfg.Mode)+": render, snapshot, plan", func() error {
@@ -123,7 +144,6 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 	outputs.Summary = p.plan.Summary
 	outputs.SnapshotID = p.before.ID
 
-	gh, ghErr := github.NewClient(cfg.Inputs.GitHubToken, cfg.Event.APIURL, cfg.Event.Repository)
 	comment := func(pr int, key string, parts []string) {
 		if !cfg.Inputs.Comment || pr == 0 {
 			return
@@ -140,7 +160,6 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 		outputs.CommentURL = res.URL
 		g.progress("comment %s: %d created, %d updated, %d unchanged, %d deleted", res.URL, res.Created, res.Updated, res.Unchanged, res.Deleted)
 	}
-	title := fmt.Sprintf("snapply %s for `%s`", cfg.Mode, cfg.Inputs.Name)
 
 	if cfg.Mode == action.ModePlan {
 		mdOpts := report.MarkdownOptions{Title: title, Details: true}
@@ -167,7 +186,7 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 	}
 
 	isRollback, liveCommit := rerun(cfg.Event, p.inv)
-	if isRollback {
+	if isRollback && restored == nil {
 		line := rollbackLine(liveCommit, cfg.Event.SHA)
 		a.Noticef("this run is a %s (a re-run of an older apply)", line)
 		outputs.Rollback = true
@@ -195,10 +214,15 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 	if err := action.WriteSummary(a, full.String()); err != nil {
 		return err
 	}
-	pr := cfg.Event.PR
-	if pr == 0 && ghErr == nil && cfg.Inputs.Comment {
-		if pr, err = gh.MergedPullRequest(ctx, cfg.Event.SHA); err != nil {
-			a.Warningf("cannot find the pull request of %s: %s", cfg.Event.SHA, oneLine(err.Error()))
+	pr, sha := cfg.Event.PR, cfg.Event.SHA
+	if restored != nil {
+		// A rollback reports to the pull request that brought the state
+		// it restores.
+		pr, sha = 0, restored.Run.Source.Commit
+	}
+	if pr == 0 && sha != "" && ghErr == nil && cfg.Inputs.Comment {
+		if pr, err = gh.MergedPullRequest(ctx, sha); err != nil {
+			a.Warningf("cannot find the pull request of %s: %s", sha, oneLine(err.Error()))
 		}
 	}
 	ropts.MaxBytes = github.Budget(cfg.Inputs.Name + ":apply")
@@ -211,6 +235,60 @@ func (g *globals) runAction(ctx context.Context, a *githubactions.Action) error 
 		return err
 	}
 	return applyExit(res, recErr)
+}
+
+// fetchRollback downloads the store artifact of the run to roll back to,
+// makes it the workspace's store (unless the workspace already has one, so
+// that history accumulates), and returns the desired set of the newest run
+// it recorded: the apply of that run.
+func (g *globals) fetchRollback(ctx context.Context, a *githubactions.Action, cfg *action.Config, gh *github.Client) (*restore.Set, error) {
+	runID, err := strconv.ParseInt(cfg.Inputs.RollbackTo, 10, 64)
+	if err != nil || runID <= 0 {
+		return nil, fmt.Errorf("rollback-to %q: want the ID of a workflow run (the number in its URL)", cfg.Inputs.RollbackTo)
+	}
+	// The artifact names of that run: snapply-NAME-RUNID-ATTEMPT.
+	past := *cfg
+	past.Event.RunID, past.Event.RunAttempt = cfg.Inputs.RollbackTo, "1"
+	prefix := strings.TrimSuffix(past.ArtifactName(), "1")
+	dir, err := os.MkdirTemp("", "snapply-rollback-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	downloaded, err := gh.DownloadRunArtifact(ctx, runID, "", prefix, dir)
+	if err != nil {
+		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
+	}
+	g.progress("downloaded the store of run %d", runID)
+	db, err := openStore(downloaded, true)
+	if err != nil {
+		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
+	}
+	set, err := restore.FromRun(db, "latest", restore.StateDesired)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
+	}
+	if len(set.Objects) == 0 {
+		return nil, fmt.Errorf("rollback-to %d: the run applied no object; refusing to prune everything", runID)
+	}
+	if _, err := os.Stat(cfg.StoreFile()); errors.Is(err, os.ErrNotExist) {
+		if err := copyFile(downloaded, cfg.StoreFile()); err != nil {
+			return nil, err
+		}
+	}
+	a.Noticef("rollback to run %d: restores snapshot %s (commit %s)", runID, set.Restores, set.Run.Source.Commit)
+	return set, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
 }
 
 // rerun tells whether an apply run rolls the cluster back: a re-run of a

@@ -359,3 +359,79 @@ func TestActionRerunOfAnOlderApplyIsARollback(t *testing.T) {
 		t.Errorf("cluster not rolled back to v1: %v %v", cm.Data, err)
 	}
 }
+
+func TestActionRollbackToARunRestoresItsArtifact(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	// Run 2001 applies v1 and its store becomes that run's artifact.
+	if res := r.run("push-main", map[string]string{"GITHUB_RUN_ID": "2001"}); res.code != 0 {
+		t.Fatalf("v1: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	storeV1, err := os.ReadFile(filepath.Join(r.workspace, "snapply.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gh.AddArtifact(2001, "snapply-"+ns+"-2001-1", storeV1, false)
+	// Run 2002 applies v2: b is gone, a changed, c added.
+	r.write(map[string]string{"app.yaml": strings.Replace(strings.Split(configMaps, "---\n")[0], `k: "1"`, `k: "v2"`, 1) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\n"})
+	if res := r.run("push-main", map[string]string{"GITHUB_RUN_ID": "2002"}); res.code != 0 {
+		t.Fatalf("v2: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	// A fresh job (no store in the workspace) rolls back to run 2001.
+	if err := os.Remove(filepath.Join(r.workspace, "snapply.db")); err != nil {
+		t.Fatal(err)
+	}
+	res := r.run("workflow_dispatch-rollback", map[string]string{"INPUT_ROLLBACK-TO": "2001", "GITHUB_RUN_ID": "2003"})
+	if res.code != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	got := resourceVersions(t, ns)
+	if _, ok := got["c"]; ok || len(got) != 2 {
+		t.Errorf("after the rollback the members are %v, want a and b only", got)
+	}
+	if cm, err := clientset(t).CoreV1().ConfigMaps(ns).Get(t.Context(), "a", metav1.GetOptions{}); err != nil || cm.Data["k"] != "1" {
+		t.Errorf("a = %v (%v), want v1's value", cm.Data, err)
+	}
+	if r.output("rollback") != "true" || !strings.Contains(res.stdout, "rollback to run 2001") {
+		t.Errorf("the run does not say it is a rollback:\n%s", res.stdout)
+	}
+	// The artifact's redirect to a signed URL was followed without the token.
+	signed := 0
+	for _, req := range r.gh.Requests() {
+		if strings.Contains(req.Path, "signed") {
+			signed++
+			if req.Header.Get("Authorization") != "" {
+				t.Errorf("the token was sent to the signed URL: %s", req.Path)
+			}
+		}
+	}
+	if signed != 1 {
+		t.Errorf("%d downloads from the signed URL, want 1", signed)
+	}
+}
+
+func TestActionRollbackErrors(t *testing.T) {
+	ns := env.Namespace(t)
+	cases := []struct {
+		name  string
+		setup func(*githubtest.Server)
+		want  string
+	}{
+		{"expired", func(s *githubtest.Server) { s.AddArtifact(3001, "snapply-"+ns+"-3001-1", []byte("x"), true) }, "expired"},
+		{"missing", func(s *githubtest.Server) {}, "has no artifact"},
+		{"forbidden", func(s *githubtest.Server) { s.Forbid("GET /repos/o/r/actions/runs/3001/artifacts") }, `"actions: read"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+			tc.setup(r.gh)
+			res := r.run("workflow_dispatch-rollback", map[string]string{"INPUT_ROLLBACK-TO": "3001"})
+			if res.code != 1 || !strings.Contains(res.stdout, "::error") || !strings.Contains(res.stdout, tc.want) {
+				t.Fatalf("exit %d, want 1 with an error saying %q\n%s%s", res.code, tc.want, res.stdout, res.stderr)
+			}
+			if got := resourceVersions(t, ns); len(got) != 0 {
+				t.Errorf("a failed rollback changed the cluster: %v", got)
+			}
+		})
+	}
+}

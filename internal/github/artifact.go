@@ -21,7 +21,8 @@ import (
 // DownloadRunArtifact downloads an artifact of workflow run runID and
 // writes the one file its archive holds into directory dstDir (created if
 // missing), returning the file's path. The artifact is the one named name,
-// or when name is "", the only one whose name starts with prefix.
+// or when name is "", the newest one whose name starts with prefix (the
+// last attempt's, when several attempts of the run uploaded one).
 //
 // It lists the run's artifacts, asks GitHub for the artifact's download
 // URL, a short-lived signed URL, and fetches that URL without the token.
@@ -96,9 +97,9 @@ func (c *Client) listArtifacts(ctx context.Context, runID int64) ([]*gh.Artifact
 	}
 }
 
-// pickArtifact returns the artifact named name, or when name is "", the only
-// one whose name starts with prefix. Of several with the name, the newest
-// one that has not expired wins.
+// pickArtifact returns the artifact named name, or when name is "", one
+// whose name starts with prefix. Of several that match, the newest one that
+// has not expired wins.
 func pickArtifact(runID int64, arts []*gh.Artifact, name, prefix string) (*gh.Artifact, error) {
 	var names []string
 	var match []*gh.Artifact
@@ -131,16 +132,8 @@ func pickArtifact(runID int64, arts []*gh.Artifact, name, prefix string) (*gh.Ar
 		}
 		return nil, fmt.Errorf("artifact %q of run %d expired on %s", a.GetName(), runID, a.ExpiresAt.UTC().Format(time.DateOnly))
 	}
-	if name == "" {
-		var liveNames []string
-		for _, a := range live {
-			liveNames = append(liveNames, a.GetName())
-		}
-		slices.Sort(liveNames)
-		if liveNames = slices.Compact(liveNames); len(liveNames) > 1 {
-			return nil, fmt.Errorf("run %d has %d artifacts %s (%s): name one", runID, len(liveNames), wanted, strings.Join(liveNames, ", "))
-		}
-	}
+	// With a prefix, several attempts of the run may each have uploaded
+	// one: the newest (the last attempt's) wins.
 	return live[0], nil
 }
 

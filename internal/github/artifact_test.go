@@ -128,15 +128,6 @@ func TestDownloadRunArtifactErrors(t *testing.T) {
 			wantErr: `run 9 has no artifact whose name starts with "snapply-" (artifacts: none)`,
 		},
 		{
-			name: "ambiguous prefix",
-			setup: func(s *githubtest.Server) {
-				s.AddArtifact(9, "snapply-prod-9-1", []byte("x"), false)
-				s.AddArtifact(9, "snapply-staging-9-1", []byte("x"), false)
-			},
-			prefix:  "snapply-",
-			wantErr: `run 9 has 2 artifacts whose name starts with "snapply-" (snapply-prod-9-1, snapply-staging-9-1): name one`,
-		},
-		{
 			name:        "list forbidden",
 			setup:       func(s *githubtest.Server) { s.Forbid("GET /repos/o/r/actions/runs/9/artifacts") },
 			artifact:    "a",
@@ -198,5 +189,27 @@ func TestDownloadRunArtifactKeepsTheFileInTheDirectory(t *testing.T) {
 	}
 	if want := filepath.Join(dir, "escape.db"); got != want {
 		t.Errorf("DownloadRunArtifact() = %q, want %q", got, want)
+	}
+}
+
+func TestDownloadRunArtifactPrefixTakesTheLastAttempt(t *testing.T) {
+	srv := githubtest.NewServer(t)
+	srv.AddArtifact(9, "snapply-prod-9-1", []byte("first attempt"), false)
+	srv.AddArtifact(9, "snapply-prod-9-2", []byte("second attempt"), false)
+	srv.AddArtifact(9, "snapply-staging-9-3", []byte("other environment"), false)
+	c, err := NewClient("token", srv.URL, githubtest.Repository)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := c.DownloadRunArtifact(t.Context(), 9, "", "snapply-prod-9-", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "second attempt" {
+		t.Errorf("downloaded %q, want the last attempt's artifact", got)
 	}
 }
