@@ -5,7 +5,7 @@
 #   make test     lint, then every test with -race against a real API server
 #   make lint     go vet, gofmt and go mod tidy checks (changes nothing)
 #   make fuzz     each Fuzz target in FUZZPKGS (./...) for FUZZTIME (30s)
-#   make bench    hack/bench.sh
+#   make bench    hack/bench.sh, hack/storebench, hack/loadbench.sh
 #   make demo     hack/demo.sh
 #   make clean    remove bin/ and test outputs (not the tools cache: make clean-tools)
 
@@ -64,8 +64,12 @@ fuzz: tools
 		KUBEBUILDER_ASSETS="$$assets" $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" < /dev/null; \
 	done <<< "$$targets"
 
+# Speed against kubectl and kapp (same server, same run), store growth over
+# 100 snapshots, and time and peak memory at 5,000 objects.
 bench:
 	bash hack/bench.sh
+	$(GO) run ./hack/storebench
+	bash hack/loadbench.sh
 
 demo:
 	bash hack/demo.sh
