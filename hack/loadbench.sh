@@ -124,8 +124,9 @@ fixture() {
 
 # --- measuring -----------------------------------------------------------
 
-# For each step, in the order they ran: its label, wall time (s), peak RSS
-# (KiB) and the number of objects of its fixture.
+# The steps in the order they ran; for each, its wall time (s), peak RSS
+# (KiB) and the number of objects of its fixture; the objects of each
+# fixture variant.
 steps=()
 declare -A wall=() rss=() step_objects=() objects=()
 
@@ -168,18 +169,23 @@ snapply_step() {
   measure "$step" "$variant" "$snapply" "$command" "$work/$variant" --store "$work/stores/$step.db" -o json "$@"
 }
 
-# check_summary STEP KEY... fails unless the JSON output of STEP has a
-# "summary" object (skipped without jq) whose KEYs are all 0, so that a
-# step that did less than its whole fixture does not pass as fast.
+# check_summary STEP VARIANT ZERO SUM fails unless the "summary" of the JSON
+# output of STEP has 0 for each key in ZERO, and its keys in SUM add up to
+# the objects of the fixture VARIANT, so that a step that did less than its
+# whole fixture does not pass as fast. Skipped without jq.
 check_summary() {
-  local step=$1 key n
-  shift
+  local step=$1 variant=$2 zero=$3 sum=$4 key n total=0
   command -v jq >/dev/null || { log "jq not found: not checking the output of $step"; return 0; }
   log "$step summary: $(jq -c .summary "$work/out/$step")"
-  for key in "$@"; do
+  for key in $zero; do
     n=$(jq -r ".summary.$key // 0" "$work/out/$step")
     [[ $n == 0 ]] || die "$step: summary.$key is $n, want 0"
   done
+  for key in $sum; do
+    n=$(jq -r ".summary.$key // 0" "$work/out/$step")
+    total=$((total + n))
+  done
+  ((total == objects[$variant])) || die "$step: summary ${sum// /+} is $total, want the ${objects[$variant]} objects of the fixture"
 }
 
 # --- main ----------------------------------------------------------------
@@ -192,14 +198,16 @@ start_cluster
 fixture base
 fixture changed
 
+plan_zero="conflict invalid delete" plan_sum="create update unchanged pending"
+apply_zero="failed notAttempted pruned" apply_sum="applied unchanged"
 snapply_step plan-base base plan
-check_summary plan-base conflict invalid delete
+check_summary plan-base base "$plan_zero" "$plan_sum"
 snapply_step apply-base base apply --wait=false
-check_summary apply-base failed conflict invalid
+check_summary apply-base base "$apply_zero" "$apply_sum"
 snapply_step plan-changed changed plan
-check_summary plan-changed conflict invalid delete
+check_summary plan-changed changed "$plan_zero" "$plan_sum"
 snapply_step apply-changed changed apply --wait=false
-check_summary apply-changed failed conflict invalid
+check_summary apply-changed changed "$apply_zero" "$apply_sum"
 
 limit_kib=$((limit_mib * 1024))
 failed=0

@@ -233,11 +233,21 @@ func (inv *Inventory) Members(ctx context.Context, c *kube.Client) ([]*unstructu
 // listAll lists, page by page, the objects of m in ns (all of them for a
 // cluster-scoped kind) that match selector. A resource that has disappeared
 // since discovery gives nothing.
+//
+// It reads metadata only (PartialObjectMetadata): members are identified,
+// not read whole; the snapshot holds their content.
 func listAll(ctx context.Context, c *kube.Client, m *meta.RESTMapping, ns, selector string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: 500}
+	ri := c.Metadata.Resource(m.Resource)
 	for {
-		l, err := c.Resource(m, ns).List(ctx, opts)
+		var l *metav1.PartialObjectMetadataList
+		var err error
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			l, err = ri.Namespace(ns).List(ctx, opts)
+		} else {
+			l, err = ri.List(ctx, opts)
+		}
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -245,10 +255,14 @@ func listAll(ctx context.Context, c *kube.Client, m *meta.RESTMapping, ns, selec
 			return nil, kube.Unreachable(c.Config.Host, err)
 		}
 		for i := range l.Items {
-			item := &l.Items[i]
-			if item.GetAPIVersion() == "" || item.GetKind() == "" {
-				item.SetGroupVersionKind(m.GroupVersionKind)
-			}
+			md := l.Items[i].ObjectMeta
+			item := &unstructured.Unstructured{Object: map[string]any{}}
+			item.SetGroupVersionKind(m.GroupVersionKind)
+			item.SetName(md.Name)
+			item.SetNamespace(md.Namespace)
+			item.SetLabels(md.Labels)
+			item.SetUID(md.UID)
+			item.SetResourceVersion(md.ResourceVersion)
 			out = append(out, item)
 		}
 		if l.GetContinue() == "" {

@@ -3,8 +3,6 @@ package apply
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
 )
@@ -51,9 +49,6 @@ type Record struct {
 	// Started is when the write started; Duration how long it took.
 	Started  time.Time     `json:"started,omitzero"`
 	Duration time.Duration `json:"duration"`
-	// After is the object as the server returned it from the apply; nil
-	// unless applied.
-	After *unstructured.Unstructured `json:"-"`
 }
 
 // Summary counts the records by outcome.

@@ -224,11 +224,13 @@ func (r *runner) apply(ctx context.Context, i int) {
 		obj = d.Obj.DeepCopy()
 		obj.SetResourceVersion(ch.LiveResourceVersion)
 	}
-	after, err := r.c.Apply(ctx, obj, m, kube.ApplyOptions{Force: force})
+	// The server's answer is not kept: the after snapshot records the
+	// applied state, once the wait is over.
+	_, err = r.c.Apply(ctx, obj, m, kube.ApplyOptions{Force: force})
 	if err != nil && apierrors.IsConflict(err) && obj != d.Obj {
 		if _, isFieldConflict := kube.Conflicts(err); !isFieldConflict {
 			rec.Replanned = true
-			after, err = r.replan(ctx, d, m, force)
+			err = r.replan(ctx, d, m, force)
 		}
 	}
 	if err != nil {
@@ -240,16 +242,17 @@ func (r *runner) apply(ctx context.Context, i int) {
 		}
 		return
 	}
-	rec.Outcome, rec.After = Applied, after
+	rec.Outcome = Applied
 }
 
 // replan plans an object again that moved since the snapshot: a dry run
 // against the object as it is now, then, unless that conflicts, the apply.
-func (r *runner) replan(ctx context.Context, d object.Object, m *meta.RESTMapping, force bool) (*unstructured.Unstructured, error) {
+func (r *runner) replan(ctx context.Context, d object.Object, m *meta.RESTMapping, force bool) error {
 	if _, _, err := r.c.DryRunApply(ctx, d.Obj, force); err != nil {
-		return nil, err
+		return err
 	}
-	return r.c.Apply(ctx, d.Obj, m, kube.ApplyOptions{Force: force})
+	_, err := r.c.Apply(ctx, d.Obj, m, kube.ApplyOptions{Force: force})
+	return err
 }
 
 // establishCRDs waits until the CRDs just applied are Established, then

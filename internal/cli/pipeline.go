@@ -141,11 +141,11 @@ func (g *globals) prepare(ctx context.Context, path string, o prepareOptions) (*
 		desiredKeys[d.Ref.Key()] = true
 		p.refs = append(p.refs, d.Ref)
 	}
-	var prune []*unstructured.Unstructured
+	var prune []object.Ref
 	for _, m := range p.members {
 		ref := object.RefOf(m)
 		if !desiredKeys[ref.Key()] && !o.keep[ref.Key()] {
-			prune = append(prune, m)
+			prune = append(prune, ref)
 			p.refs = append(p.refs, ref)
 		}
 	}

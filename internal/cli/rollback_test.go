@@ -226,7 +226,7 @@ func TestRollbackToDesired(t *testing.T) {
 	rbCheckState(t, ns, rbV2, "removed")
 
 	// The rollback, to a prefix of v1's after snapshot: v1's desired state.
-	r = rollbackIn(t, ns, db, "--to", run1.After[:len(run1.After)-3])
+	r = rollbackIn(t, ns, db, "--to", run1.After[:len(run1.After)-1])
 	if r.code != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
@@ -40,6 +41,8 @@ type Client struct {
 	Config *rest.Config
 	// Dynamic reads and writes objects of any kind.
 	Dynamic dynamic.Interface
+	// Metadata reads only the metadata of objects of any kind.
+	Metadata metadata.Interface
 	// Discovery lists the server's API resources (cached; reset with Mapper).
 	Discovery discovery.CachedDiscoveryInterface
 	// Mapper maps kinds to resources; it re-reads discovery on a miss.
@@ -92,6 +95,10 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("api server %s: %w", cfg.Host, err)
+	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("api server %s: %w", cfg.Host, err)
@@ -100,6 +107,7 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 	return &Client{
 		Config:    cfg,
 		Dynamic:   dyn,
+		Metadata:  md,
 		Discovery: cached,
 		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
 	}, nil

@@ -67,9 +67,10 @@ type Input struct {
 	// while the dry runs run: the two together take the time of the
 	// longer, not of both.
 	LiveFunc func() (map[object.Key]*unstructured.Unstructured, error)
-	// Prune lists the live objects to delete: inventory members that are no
-	// longer desired.
-	Prune []*unstructured.Unstructured
+	// Prune names the objects to delete: inventory members that are no
+	// longer desired. Their live state comes from the snapshot; one that is
+	// not in it is gone already and not planned.
+	Prune []object.Ref
 	// Known maps desired objects that are known to be applied as they are
 	// to the live resourceVersion they were left at: identical to what the
 	// last apply applied, and untouched since (the caller checks both from
@@ -112,8 +113,14 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	for _, live := range in.Prune {
-		changes = append(changes, p.deletion(live))
+	for _, ref := range in.Prune {
+		live, err := p.live(ref.Key())
+		if err != nil {
+			return nil, err
+		}
+		if live != nil {
+			changes = append(changes, p.deletion(live))
+		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return object.Compare(changes[i].Ref, changes[j].Ref) < 0 })
 	return &Plan{Summary: Summarize(changes), Changes: changes}, nil
