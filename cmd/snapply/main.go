@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
@@ -16,7 +17,15 @@ import (
 	"github.com/snapply/snapply/internal/cli"
 )
 
+// defaultMemoryLimit is the soft limit of the Go heap unless GOMEMLIMIT
+// says otherwise: the garbage collector works harder near it rather than
+// let a plan of thousands of objects take the runner's memory.
+const defaultMemoryLimit = 200 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startMemProfile(os.Getenv("SNAPPLY_MEMPROFILE"))
 	code := cli.Main(ctx, os.Args[1:], cli.StdIO())

@@ -109,10 +109,15 @@ func applyExit(res *apply.Result, recErr error) error {
 // A nil result comes with the error that stopped it before anything was
 // written; a result may come with an error about recording it.
 func (g *globals) deploy(ctx context.Context, p *prepared, o applyOptions) (*apply.Result, error) {
-	// The desired set goes into the store while the apply runs.
+	// The live objects of the plan are not needed any more: let them go,
+	// before the apply's own allocations.
+	p.live = nil
+
+	// The desired set goes into the store while the apply runs (PutSnapshot
+	// only reads the objects; so do the writes).
 	desiredObjs := make([]*unstructured.Unstructured, len(p.desired))
 	for i, d := range p.desired {
-		desiredObjs[i] = d.Obj.DeepCopy()
+		desiredObjs[i] = d.Obj
 	}
 	type putResult struct {
 		meta store.Meta

@@ -271,8 +271,8 @@ func wantExit(t *testing.T, name string, r result, code int, stderr string) {
 }
 
 // wantEntry checks that a text report has the line that starts with head,
-// naming source, followed by an indented line that holds every fragment of
-// the message.
+// naming source, followed (unless message is empty) by an indented line
+// that holds every fragment of the message.
 func wantEntry(t *testing.T, name, report, head, source string, message []string) {
 	t.Helper()
 	lines := strings.Split(report, "\n")
@@ -283,6 +283,9 @@ func wantEntry(t *testing.T, name, report, head, source string, message []string
 	}
 	if !strings.HasSuffix(lines[i], "  "+source) && !strings.HasSuffix(lines[i], "/"+source) {
 		t.Errorf("%s: %q does not end with its source %s", name, lines[i], source)
+	}
+	if len(message) == 0 {
+		return
 	}
 	detail := lines[i+1]
 	if !strings.HasPrefix(detail, "    ") {

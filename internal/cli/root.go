@@ -9,10 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/klog/v2"
 )
 
 // IO is where a command reads and writes.
@@ -59,6 +63,10 @@ func ExitCode(err error) int {
 // Main runs snapply with args (without the program name) and returns the
 // exit code. It prints the error, if any, as one line on streams.Err.
 func Main(ctx context.Context, args []string, streams IO) int {
+	// client-go logs some failures itself (klog, to stderr); snapply reports
+	// every failure once, as an error or an outcome, so those lines would
+	// only break the one-line rule.
+	quietKlog.Do(func() { klog.SetLogger(logr.Discard()) })
 	cmd := NewRootCommand(streams)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
@@ -69,9 +77,18 @@ func Main(ctx context.Context, args []string, streams IO) int {
 	return ExitCode(err)
 }
 
+// quietKlog silences client-go's own logging once per process.
+var quietKlog sync.Once
+
 // oneLine keeps an error on one line: some API server and kustomize
-// messages span several.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// messages span several, and joined errors are one per line.
+func oneLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(strings.Fields(l), " ")
+	}
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "; ")
+}
 
 // globals are the flags every command shares.
 type globals struct {

@@ -98,7 +98,7 @@ func TestMarkdownStatusLine(t *testing.T) {
 	}{
 		{"no changes", planOf(plan.Change{Ref: ref, Action: plan.Unchanged}), noChangesLine, []string{"blocked", "| action |"}},
 		{"changes", planOf(plan.Change{Ref: ref, Action: plan.Create}), "| create | `configmap/x -n a` |", []string{noChangesLine, "blocked"}},
-		{"blocked", planOf(plan.Change{Ref: ref, Action: plan.Conflict}), "**Apply is blocked by 1 conflict.**", []string{noChangesLine}},
+		{"blocked", planOf(plan.Change{Ref: ref, Action: plan.Conflict}), "**Apply would fail: 1 conflict would not be written (the other objects would).**", []string{noChangesLine}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -122,12 +122,12 @@ func TestTextLastLine(t *testing.T) {
 		{"nothing to do", planOf(same), noChangesLine},
 		{"empty plan", planOf(), noChangesLine},
 		{"a change", planOf(same, plan.Change{Ref: ref, Action: plan.Create, Diff: "+a: b\n"}), "    +a: b"},
-		{"errors only", planOf(same, plan.Change{Ref: ref, Action: plan.Invalid, Message: "bad"}), "Apply is blocked by 1 invalid object."},
+		{"errors only", planOf(same, plan.Change{Ref: ref, Action: plan.Invalid, Message: "bad"}), "Apply would fail: 1 invalid object would not be written (the other objects would)."},
 		{"conflicts and invalid", planOf(
 			plan.Change{Ref: ref, Action: plan.Conflict},
 			plan.Change{Ref: ref, Action: plan.Conflict},
 			plan.Change{Ref: ref, Action: plan.Invalid},
-		), "Apply is blocked by 2 conflicts and 1 invalid object."},
+		), "Apply would fail: 2 conflicts and 1 invalid object would not be written (the other objects would)."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

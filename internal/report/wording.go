@@ -71,7 +71,8 @@ func waysOut(code func(string) string) [2]string {
 	}
 }
 
-// blockedLine says which errors stop an apply, or returns "" when none do.
+// blockedLine says which objects an apply would not write (and so fail
+// on), or returns "" when there are none. The other objects are written.
 func blockedLine(s plan.Summary) string {
 	var parts []string
 	if s.Conflict > 0 {
@@ -83,7 +84,7 @@ func blockedLine(s plan.Summary) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Apply is blocked by " + strings.Join(parts, " and ") + "."
+	return "Apply would fail: " + strings.Join(parts, " and ") + " would not be written (the other objects would)."
 }
 
 // plural returns "n one" or "n many".
