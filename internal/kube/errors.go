@@ -114,15 +114,30 @@ func Conflicts(err error) ([]Conflict, bool) {
 // validation, an immutable field, a bad request, an unknown resource type or
 // a missing namespace (the only two things an apply can find missing).
 func IsInvalid(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err) || isTypeError(err)
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || isTypeError(err)
 }
 
 // typedPatch is how the API server words a server-side apply whose fields do
 // not fit the schema (a string for an integer); it answers 500 for it.
 const typedPatch = "failed to create typed patch object ("
 
+// convertNew is how it words a value that cannot be decoded into its type
+// (invalid base64 in a Secret's data); it answers 500 for that too.
+const convertNew = "failed to convert new object ("
+
 func isTypeError(err error) bool {
-	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatch)
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return (apierrors.IsInternalError(err) || isUnknown500(err)) && (strings.Contains(msg, typedPatch) || strings.Contains(msg, convertNew))
+}
+
+// isUnknown500 reports a 500 answer without a reason.
+func isUnknown500(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == 500
 }
 
 // Message returns the server's message for err on one line, without the
@@ -132,6 +147,11 @@ func Message(err error) string {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Message != "" {
 		msg = status.Status().Message
+	}
+	if i := strings.Index(msg, convertNew); i >= 0 {
+		if j := strings.Index(msg[i:], "): "); j >= 0 {
+			msg = msg[i+j+len("): "):]
+		}
 	}
 	if i := strings.Index(msg, typedPatch); i >= 0 {
 		if j := strings.Index(msg[i:], "): "); j >= 0 {

@@ -6,6 +6,7 @@ package object
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -109,6 +110,8 @@ type Selector struct {
 //	Deployment/prod/web           Kind/namespace/name
 //	Namespace/prod                Kind/name (cluster-scoped)
 //	apps/v1/Deployment/prod/web   the same with group/version in front
+//	v1/ConfigMap/prod/settings    core group: the version alone
+//	v1/Namespace/prod             core, cluster-scoped
 func ParseSelector(s string) (Selector, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -130,26 +133,33 @@ func ParseSelector(s string) (Selector, error) {
 		}
 	}
 	var sel Selector
-	switch len(parts) {
-	case 2: // kind[.group]/name
+	withVersion := false
+	switch {
+	case len(parts) == 2: // kind[.group]/name
 		sel.Kind, sel.Name = parts[0], parts[1]
-	case 3: // Kind/namespace/name
+	case len(parts) == 3 && isVersion(parts[0]): // v1/Kind/name (core, cluster-scoped)
+		sel.Kind, sel.Name, withVersion = parts[1], parts[2], true
+	case len(parts) == 3: // Kind/namespace/name
 		if ns != "" {
 			return Selector{}, fmt.Errorf("object reference %q: namespace given twice", s)
 		}
 		sel.Kind, ns, sel.Name = parts[0], parts[1], parts[2]
-	case 4: // group/version/Kind/name or version/Kind/namespace/name
-		if strings.Contains(parts[0], ".") || ns != "" {
-			sel.Group, sel.Kind, sel.Name = parts[0], parts[2], parts[3]
-		} else {
-			sel.Kind, ns, sel.Name = parts[1], parts[2], parts[3]
+	case len(parts) == 4 && isVersion(parts[1]): // group/version/Kind/name
+		sel.Group, sel.Kind, sel.Name, withVersion = parts[0], parts[2], parts[3], true
+	case len(parts) == 4 && isVersion(parts[0]): // v1/Kind/namespace/name (core)
+		if ns != "" {
+			return Selector{}, fmt.Errorf("object reference %q: namespace given twice", s)
 		}
-	case 5: // group/version/Kind/namespace/name
-		sel.Group, sel.Kind, ns, sel.Name = parts[0], parts[2], parts[3], parts[4]
+		sel.Kind, ns, sel.Name, withVersion = parts[1], parts[2], parts[3], true
+	case len(parts) == 5 && isVersion(parts[1]): // group/version/Kind/namespace/name
+		if ns != "" {
+			return Selector{}, fmt.Errorf("object reference %q: namespace given twice", s)
+		}
+		sel.Group, sel.Kind, ns, sel.Name, withVersion = parts[0], parts[2], parts[3], parts[4], true
 	default:
 		return Selector{}, fmt.Errorf("object reference %q: want KIND[.GROUP]/NAME [-n NAMESPACE] or Kind/namespace/name", s)
 	}
-	if len(parts) <= 3 {
+	if !withVersion {
 		if kind, group, ok := strings.Cut(sel.Kind, "."); ok {
 			sel.Kind, sel.Group = kind, group
 		} else {
@@ -159,6 +169,13 @@ func ParseSelector(s string) (Selector, error) {
 	sel.Namespace = ns
 	return sel, nil
 }
+
+// isVersion reports whether s looks like an API version: v1, v2beta1.
+func isVersion(s string) bool {
+	return versionPattern.MatchString(s)
+}
+
+var versionPattern = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
 
 // Matches reports whether r is the object s names.
 func (s Selector) Matches(r Ref) bool {

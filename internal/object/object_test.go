@@ -141,6 +141,12 @@ func TestParseSelector(t *testing.T) {
 		// namespaced with -n.
 		{"rbac.authorization.k8s.io/v1/ClusterRole/admin", Selector{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"}},
 		{"apps/v1/Deployment/web -n prod", Selector{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "web"}},
+		// A group without a dot is still a group when a version follows.
+		{"apps/v1/Deployment/web", Selector{Group: "apps", Kind: "Deployment", Name: "web"}},
+		// version/Kind/name: core, cluster-scoped.
+		{"v1/Namespace/prod", Selector{Kind: "Namespace", Name: "prod"}},
+		{"v1/ConfigMap/settings -n prod", Selector{Kind: "ConfigMap", Namespace: "prod", Name: "settings"}},
+		{"batch/v1beta1/CronJob/prod/nightly", Selector{Group: "batch", Kind: "CronJob", Namespace: "prod", Name: "nightly"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
