@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/report"
 	"github.com/snapply/snapply/internal/snapshot"
 	"github.com/snapply/snapply/internal/store"
 )
@@ -86,67 +86,6 @@ Exit codes: 0; with --exit-code, 1 when there are differences (as git diff).`,
 	return cmd
 }
 
-// liveTarget is what the JSON "to" says for a diff against the cluster.
-const liveTarget = "live"
-
-// The kinds of change of one object.
-const (
-	changeAdded   = "added"
-	changeRemoved = "removed"
-	changeChanged = "changed"
-)
-
-// diffResult is the outcome of a diff and its JSON contract: every key is
-// always present and lists are [] rather than null.
-type diffResult struct {
-	From    string         `json:"from"`
-	To      string         `json:"to"`
-	Summary diffSummary    `json:"summary"`
-	Changes []objectChange `json:"changes"`
-}
-
-// diffSummary counts the objects by kind of change.
-type diffSummary struct {
-	Added     int `json:"added"`
-	Removed   int `json:"removed"`
-	Changed   int `json:"changed"`
-	Unchanged int `json:"unchanged"`
-}
-
-// differs reports whether any object was added, removed or changed.
-func (s diffSummary) differs() bool { return s.Added+s.Removed+s.Changed > 0 }
-
-// objectChange is one object that differs.
-type objectChange struct {
-	Ref    object.Ref `json:"ref"`
-	Change string     `json:"change"`
-	Diff   string     `json:"diff"`
-	// Managers are the field managers that wrote the object since the
-	// first side: for a changed object, those whose managedFields entry is
-	// new or later; for an added one, all of them.
-	Managers []managerWrite `json:"managers"`
-}
-
-// managerWrite is one managedFields entry: who wrote, how and when.
-type managerWrite struct {
-	Manager     string `json:"manager"`
-	Operation   string `json:"operation"`
-	Subresource string `json:"subresource"`
-	Time        string `json:"time"`
-}
-
-// String prints "kubectl-edit (Update, 2026-11-21T10:00:00Z)".
-func (m managerWrite) String() string {
-	op := m.Operation
-	if m.Subresource != "" {
-		op += " " + m.Subresource
-	}
-	if m.Time != "" {
-		op += ", " + m.Time
-	}
-	return m.Manager + " (" + op + ")"
-}
-
 // diffItem is one object of a side of a diff: its ID, and the object once
 // loaded (a live object comes loaded, a stored one is read when needed).
 type diffItem struct {
@@ -169,11 +108,11 @@ func (g *globals) runDiff(ctx context.Context, args []string, o diffOptions) (er
 	if err != nil {
 		return err
 	}
-	res := diffResult{From: from.Meta.ID}
+	res := report.SnapshotDiff{From: from.Meta.ID}
 	var to []diffItem
 	var unknown map[object.Key]bool
 	if o.live {
-		res.To = liveTarget
+		res.To = report.LiveTarget
 		if from.Meta.Kind == store.Desired {
 			g.progress("note: snapshot %s holds desired objects, not live ones: fields the server defaults show as differences", from.Meta.ID)
 		}
@@ -199,7 +138,7 @@ func (g *globals) runDiff(ctx context.Context, args []string, o diffOptions) (er
 	if err := g.renderDiff(g.io.Out, res, o.output); err != nil {
 		return err
 	}
-	if o.exitCode && res.Summary.differs() {
+	if o.exitCode && res.Summary.Differs() {
 		return &ExitError{Code: 1}
 	}
 	return nil
@@ -285,7 +224,7 @@ func resourceName(gvr schema.GroupVersionResource) string {
 // are unchanged without being read; others are read with load when not
 // loaded, and count as changed only when they differ outside status and
 // server-managed metadata. Changes are sorted by object.Compare.
-func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstructured, error)) (diffSummary, []objectChange, error) {
+func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstructured, error)) (report.SnapshotDiffSummary, []report.ObjectChange, error) {
 	get := func(it *diffItem) (*unstructured.Unstructured, error) {
 		if it.obj == nil {
 			u, err := load(it.id)
@@ -300,8 +239,8 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 	for i := range from {
 		index[from[i].ref.Key()] = &from[i]
 	}
-	var sum diffSummary
-	changes := []objectChange{}
+	var sum report.SnapshotDiffSummary
+	changes := []report.ObjectChange{}
 	seen := make(map[object.Key]bool, len(to))
 	for i := range to {
 		b := &to[i]
@@ -315,7 +254,7 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 				return sum, nil, err
 			}
 			sum.Added++
-			changes = append(changes, objectChange{Ref: b.ref, Change: changeAdded, Diff: plan.Diff(k.String(), nil, ub, 3), Managers: newerWrites(nil, ub)})
+			changes = append(changes, report.ObjectChange{Ref: b.ref, Change: report.ChangeAdded, Diff: plan.Diff(k.String(), nil, ub, 3), Managers: newerWrites(nil, ub)})
 		case a.id == b.id:
 			sum.Unchanged++
 		default:
@@ -333,7 +272,7 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 				continue
 			}
 			sum.Changed++
-			changes = append(changes, objectChange{Ref: b.ref, Change: changeChanged, Diff: d, Managers: newerWrites(ua, ub)})
+			changes = append(changes, report.ObjectChange{Ref: b.ref, Change: report.ChangeChanged, Diff: d, Managers: newerWrites(ua, ub)})
 		}
 	}
 	for i := range from {
@@ -347,9 +286,9 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 			return sum, nil, err
 		}
 		sum.Removed++
-		changes = append(changes, objectChange{Ref: a.ref, Change: changeRemoved, Diff: plan.Diff(k.String(), ua, nil, 3), Managers: []managerWrite{}})
+		changes = append(changes, report.ObjectChange{Ref: a.ref, Change: report.ChangeRemoved, Diff: plan.Diff(k.String(), ua, nil, 3), Managers: []report.ManagerWrite{}})
 	}
-	slices.SortStableFunc(changes, func(x, y objectChange) int { return object.Compare(x.Ref, y.Ref) })
+	slices.SortStableFunc(changes, func(x, y report.ObjectChange) int { return object.Compare(x.Ref, y.Ref) })
 	return sum, changes, nil
 }
 
@@ -357,7 +296,7 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 // before, or are later than there, oldest first. An entry is identified
 // as the API server does: by manager, operation and subresource, and, for
 // an Update, the API version.
-func newerWrites(before, after *unstructured.Unstructured) []managerWrite {
+func newerWrites(before, after *unstructured.Unstructured) []report.ManagerWrite {
 	type id struct{ manager, operation, subresource, apiVersion string }
 	key := func(e map[string]any) id {
 		k := id{manager: str(e, "manager"), operation: str(e, "operation"), subresource: str(e, "subresource")}
@@ -370,15 +309,15 @@ func newerWrites(before, after *unstructured.Unstructured) []managerWrite {
 	for _, e := range managedFields(before) {
 		old[key(e)] = str(e, "time")
 	}
-	out := []managerWrite{}
+	out := []report.ManagerWrite{}
 	for _, e := range managedFields(after) {
 		t := str(e, "time")
 		if prev, ok := old[key(e)]; ok && !later(t, prev) {
 			continue
 		}
-		out = append(out, managerWrite{Manager: str(e, "manager"), Operation: str(e, "operation"), Subresource: str(e, "subresource"), Time: t})
+		out = append(out, report.ManagerWrite{Manager: str(e, "manager"), Operation: str(e, "operation"), Subresource: str(e, "subresource"), Time: t})
 	}
-	slices.SortStableFunc(out, func(a, b managerWrite) int {
+	slices.SortStableFunc(out, func(a, b report.ManagerWrite) int {
 		if c := parseTime(a.Time).Compare(parseTime(b.Time)); c != 0 {
 			return c
 		}
@@ -425,119 +364,11 @@ func parseTime(s string) time.Time {
 }
 
 // renderDiff writes res in the chosen format.
-func (g *globals) renderDiff(w io.Writer, res diffResult, output string) error {
+func (g *globals) renderDiff(w io.Writer, res report.SnapshotDiff, output string) error {
 	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(res)
+		return report.SnapshotDiffJSON(w, res)
 	}
-	_, err := io.WriteString(w, diffText(res, g.useColor(w)))
-	return err
-}
-
-// ANSI colours of the text output.
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiCyan   = "\x1b[36m"
-)
-
-// diffText prints res as terminal text, in the style of the plan: a header
-// line with the counts, then one block per object that differs (symbol,
-// ref, kind of change, the managers that wrote it, the indented diff).
-func diffText(res diffResult, color bool) string {
-	paint := func(code, s string) string {
-		if !color || code == "" || s == "" {
-			return s
-		}
-		return code + s + ansiReset
-	}
-	var b strings.Builder
-	s := res.Summary
-	fmt.Fprintf(&b, "Diff %s -> %s: %d added, %d removed, %d changed, %d unchanged\n",
-		cleanText(res.From), cleanText(res.To), s.Added, s.Removed, s.Changed, s.Unchanged)
-	for _, c := range res.Changes {
-		symbol, code, verb := "~", ansiYellow, "changed by"
-		switch c.Change {
-		case changeAdded:
-			symbol, code, verb = "+", ansiGreen, "written by"
-		case changeRemoved:
-			symbol, code = "-", ansiRed
-		}
-		b.WriteString("\n" + paint(code, symbol+" "+cleanText(c.Ref.String())+" ("+c.Change+")") + "\n")
-		if len(c.Managers) > 0 {
-			ms := make([]string, len(c.Managers))
-			for i, m := range c.Managers {
-				ms[i] = cleanText(m.String())
-			}
-			b.WriteString(textIndent + verb + " " + strings.Join(ms, ", ") + "\n")
-		} else if c.Change == changeChanged && res.To == liveTarget {
-			b.WriteString(textIndent + "changed by an unknown manager: no managedFields entry is newer than in the snapshot\n")
-		}
-		for _, l := range strings.Split(strings.TrimRight(cleanText(c.Diff), "\n"), "\n") {
-			if l == "" {
-				b.WriteString("\n")
-				continue
-			}
-			b.WriteString(textIndent + paint(diffLineColor(l), l) + "\n")
-		}
-	}
-	if !s.differs() {
-		b.WriteString("\nNo differences.\n")
-	}
-	return b.String()
-}
-
-// textIndent prefixes the lines under an object's header line.
-const textIndent = "    "
-
-// diffLineColor returns the colour of one line of a unified diff.
-func diffLineColor(l string) string {
-	switch {
-	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		return ansiBold
-	case strings.HasPrefix(l, "@@"):
-		return ansiCyan
-	case strings.HasPrefix(l, "+"):
-		return ansiGreen
-	case strings.HasPrefix(l, "-"):
-		return ansiRed
-	}
-	return ""
-}
-
-// cleanText escapes control characters other than newline and tab, and
-// bidirectional overrides, so that text from the cluster cannot move the
-// cursor, recolour the terminal or display in another order than it reads.
-func cleanText(s string) string {
-	isControl := func(r rune) bool {
-		switch {
-		case r == '\n' || r == '\t':
-			return false
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return true
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return true
-		}
-		return false
-	}
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case !isControl(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
+	opts := report.DefaultTextOptions()
+	opts.Color = g.useColor(w)
+	return report.SnapshotDiffText(w, res, opts)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapply/snapply/internal/apply"
+	"github.com/snapply/snapply/internal/report"
 	"github.com/snapply/snapply/internal/store"
 )
 
@@ -127,8 +128,8 @@ func historyTable(w io.Writer, entries []historyEntry) error {
 	for _, e := range entries {
 		m := e.Meta
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
-			cleanText(m.ID), cleanText(string(m.Kind)), m.Created.UTC().Format(time.RFC3339), m.Count,
-			cleanText(shortCommit(m.Source.Commit)), cleanText(runCell(m.Source)), describeChanges(e.Run), cleanText(describeSource(m)))
+			report.Clean(m.ID), report.Clean(string(m.Kind)), m.Created.UTC().Format(time.RFC3339), m.Count,
+			report.Clean(shortCommit(m.Source.Commit)), report.Clean(runCell(m.Source)), describeChanges(e.Run), report.Clean(describeSource(m)))
 	}
 	return tw.Flush()
 }
