@@ -52,7 +52,7 @@ func Markdown(w io.Writer, p *plan.Plan, opts MarkdownOptions) error {
 		return errors.New("markdown report: nil plan")
 	}
 	d := newMarkdownDoc(p, opts)
-	out := d.render("", len(d.rows), d.fullTiers(), 0)
+	out := d.render("", len(d.tbl.rows), d.fullTiers(), 0)
 	if opts.MaxBytes > 0 && len(out) > opts.MaxBytes {
 		var err error
 		if out, err = d.fit(opts.MaxBytes); err != nil {
@@ -100,9 +100,8 @@ type markdownDoc struct {
 	marker  string
 	title   string
 	summary string     // counts table and status lines, ending with a blank line
-	rows    []string   // rows of the changes table, each ending with "\n"
+	tbl     mdTable    // the changes table
 	details []mdDetail // one per row, same order
-	rowSum  []int      // rowSum[k] is the length of rows[:k]
 }
 
 // newMarkdownDoc renders the pieces of p.
@@ -115,14 +114,13 @@ func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
 		d.title = defaultTitle
 	}
 	d.summary = mdSummary(p)
-	d.rowSum = []int{0}
+	d.tbl = newMDTable(changesTableHead, 4)
 	for _, c := range p.Changes {
 		if c.Action == plan.Unchanged {
 			continue
 		}
 		row := mdRow(c)
-		d.rows = append(d.rows, row)
-		d.rowSum = append(d.rowSum, d.rowSum[len(d.rowSum)-1]+len(row))
+		d.tbl.add(row)
 		d.details = append(d.details, mdChangeDetail(c, opts.Details))
 	}
 	return d
@@ -149,40 +147,6 @@ func (d *markdownDoc) continuationHead(suffix string) string {
 	return b.String()
 }
 
-// moreRow ends a changes table that shows only some rows.
-func moreRow(n int) string {
-	return fmt.Sprintf("| | ... and %d more | | |\n", n)
-}
-
-// tableLen returns the length of the changes table showing k rows.
-func (d *markdownDoc) tableLen(k int) int {
-	if len(d.rows) == 0 {
-		return 0
-	}
-	n := len(changesTableHead) + d.rowSum[k] + 1
-	if k < len(d.rows) {
-		n += len(moreRow(len(d.rows) - k))
-	}
-	return n
-}
-
-// table returns the changes table showing k rows.
-func (d *markdownDoc) table(k int) string {
-	if len(d.rows) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(changesTableHead)
-	for _, r := range d.rows[:k] {
-		b.WriteString(r)
-	}
-	if k < len(d.rows) {
-		b.WriteString(moreRow(len(d.rows) - k))
-	}
-	b.WriteString("\n")
-	return b.String()
-}
-
 // droppedNote says that the details of n objects were left out.
 func droppedNote(n int) string {
 	if n == 0 {
@@ -201,7 +165,7 @@ func (d *markdownDoc) fullTiers() []tier {
 func (d *markdownDoc) render(suffix string, k int, tiers []tier, dropped int) string {
 	var b strings.Builder
 	b.WriteString(d.head(suffix))
-	b.WriteString(d.table(k))
+	b.WriteString(d.tbl.render(k))
 	for i, t := range tiers {
 		b.WriteString(d.details[i].text(t))
 	}
@@ -224,8 +188,8 @@ func (d *markdownDoc) fit(maxBytes int) (string, error) {
 	for _, det := range d.details {
 		details += len(det.full)
 	}
-	k, dropped := len(d.rows), 0
-	size := func() int { return headLen + d.tableLen(k) + details + len(droppedNote(dropped)) }
+	k, dropped := len(d.tbl.rows), 0
+	size := func() int { return headLen + d.tbl.len(k) + details + len(droppedNote(dropped)) }
 
 	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
 		details -= len(d.details[i].full) - len(d.details[i].noDiff)

@@ -297,7 +297,7 @@ func ResultMarkdown(w io.Writer, r *apply.Result, opts MarkdownOptions) error {
 		return fmt.Errorf("markdown report: %w", err)
 	}
 	d := newResultDoc(r, opts)
-	out := d.render(len(d.rows), make([]tier, len(d.details)), 0)
+	out := d.render(len(d.tbl.rows), make([]tier, len(d.details)), 0)
 	if opts.MaxBytes > 0 && len(out) > opts.MaxBytes {
 		var err error
 		if out, err = d.fit(opts.MaxBytes); err != nil {
@@ -314,8 +314,7 @@ func ResultMarkdown(w io.Writer, r *apply.Result, opts MarkdownOptions) error {
 // limit can be met by choosing pieces without rendering twice.
 type resultDoc struct {
 	head    string     // marker, title, counts and status lines
-	rows    []string   // rows of the objects table, each ending with "\n"
-	rowSum  []int      // rowSum[k] is the length of rows[:k]
+	tbl     mdTable    // the objects table
 	details []mdDetail // the plan's details, one per changed object
 }
 
@@ -332,15 +331,14 @@ func newResultDoc(r *apply.Result, opts MarkdownOptions) *resultDoc {
 	head.WriteString("## " + title + "\n\n")
 	head.WriteString(mdResultSummary(r))
 
-	d := &resultDoc{head: head.String(), rowSum: []int{0}}
+	d := &resultDoc{head: head.String(), tbl: newMDTable(resultTableHead, 5)}
 	changes := changesByKey(r.Plan)
 	for _, rec := range r.Records {
 		if rec.Outcome == apply.Unchanged {
 			continue
 		}
 		row := mdRecordRow(rec, changes[rec.Ref.Key()])
-		d.rows = append(d.rows, row)
-		d.rowSum = append(d.rowSum, d.rowSum[len(d.rowSum)-1]+len(row))
+		d.tbl.add(row)
 	}
 	for _, c := range r.Plan.Changes {
 		if c.Action != plan.Unchanged {
@@ -429,40 +427,6 @@ func mdRecordRow(rec apply.Record, c plan.Change) string {
 	return "| " + outcome + " | " + mdCode(rec.Ref.String()) + " | " + readiness + " | " + mdCode(rec.Source.String()) + " | " + note + " |\n"
 }
 
-// resultMoreRow ends an objects table that shows only some rows.
-func resultMoreRow(n int) string {
-	return fmt.Sprintf("| | ... and %d more | | | |\n", n)
-}
-
-// tableLen returns the length of the objects table showing k rows.
-func (d *resultDoc) tableLen(k int) int {
-	if len(d.rows) == 0 {
-		return 0
-	}
-	n := len(resultTableHead) + d.rowSum[k] + 1
-	if k < len(d.rows) {
-		n += len(resultMoreRow(len(d.rows) - k))
-	}
-	return n
-}
-
-// table returns the objects table showing k rows.
-func (d *resultDoc) table(k int) string {
-	if len(d.rows) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(resultTableHead)
-	for _, r := range d.rows[:k] {
-		b.WriteString(r)
-	}
-	if k < len(d.rows) {
-		b.WriteString(resultMoreRow(len(d.rows) - k))
-	}
-	b.WriteString("\n")
-	return b.String()
-}
-
 // detailsHeadLen returns the length of the heading over the details.
 func (d *resultDoc) detailsHeadLen() int {
 	if len(d.details) == 0 {
@@ -476,7 +440,7 @@ func (d *resultDoc) detailsHeadLen() int {
 func (d *resultDoc) render(k int, tiers []tier, dropped int) string {
 	var b strings.Builder
 	b.WriteString(d.head)
-	b.WriteString(d.table(k))
+	b.WriteString(d.tbl.render(k))
 	if len(d.details) > 0 {
 		b.WriteString(resultDetailsHead)
 	}
@@ -496,11 +460,11 @@ func (d *resultDoc) fit(maxBytes int) (string, error) {
 	for _, det := range d.details {
 		details += len(det.full)
 	}
-	k, dropped := len(d.rows), 0
+	k, dropped := len(d.tbl.rows), 0
 	// The sum of the pieces is at least the length of the report: every
 	// piece ends with a newline, and finish only trims a last blank line.
 	size := func() int {
-		return len(d.head) + d.tableLen(k) + d.detailsHeadLen() + details + len(droppedNote(dropped))
+		return len(d.head) + d.tbl.len(k) + d.detailsHeadLen() + details + len(droppedNote(dropped))
 	}
 	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
 		details -= len(d.details[i].full) - len(d.details[i].noDiff)

@@ -29,7 +29,7 @@ func SplitMarkdown(p *plan.Plan, opts MarkdownOptions, maxBytes int) ([]string, 
 		return nil, fmt.Errorf("split markdown report: limit %d is not positive", maxBytes)
 	}
 	d := newMarkdownDoc(p, opts)
-	if whole := d.render("", len(d.rows), d.fullTiers(), 0); len(whole) <= maxBytes {
+	if whole := d.render("", len(d.tbl.rows), d.fullTiers(), 0); len(whole) <= maxBytes {
 		return []string{whole}, nil
 	}
 	// The part numbers' width changes the size of every header: pack with
@@ -61,12 +61,12 @@ func (d *markdownDoc) split(maxBytes, width int) (pieces []string, ok bool, err 
 
 	// The first piece: head and as many rows of the table as fit.
 	firstHead := len(d.head(suffix))
-	k := len(d.rows)
-	for k > 0 && firstHead+d.tableLen(k) > maxBytes {
+	k := len(d.tbl.rows)
+	for k > 0 && firstHead+d.tbl.len(k) > maxBytes {
 		k--
 	}
-	if firstHead+d.tableLen(k) > maxBytes {
-		return nil, false, fmt.Errorf("split markdown report: the summary alone takes %d bytes, more than the limit of %d", firstHead+d.tableLen(k), maxBytes)
+	if firstHead+d.tbl.len(k) > maxBytes {
+		return nil, false, fmt.Errorf("split markdown report: the summary alone takes %d bytes, more than the limit of %d", firstHead+d.tbl.len(k), maxBytes)
 	}
 
 	// Each object's details at the richest tier that fits a piece of its own.
@@ -89,7 +89,7 @@ func (d *markdownDoc) split(maxBytes, width int) (pieces []string, ok bool, err 
 	// continuation pieces.
 	var groups [][]int // indexes of the details in each piece
 	groups = append(groups, nil)
-	size := firstHead + d.tableLen(k)
+	size := firstHead + d.tbl.len(k)
 	for i := range d.details {
 		n := len(d.details[i].text(tiers[i]))
 		if size+n > maxBytes {
@@ -111,7 +111,7 @@ func (d *markdownDoc) split(maxBytes, width int) (pieces []string, ok bool, err 
 		var b strings.Builder
 		if j == 0 {
 			b.WriteString(d.head(suffix))
-			b.WriteString(d.table(k))
+			b.WriteString(d.tbl.render(k))
 		} else {
 			b.WriteString(d.continuationHead(suffix))
 		}
