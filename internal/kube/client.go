@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -88,6 +89,12 @@ func NewClient(flags *genericclioptions.ConfigFlags, opts Options) (*Client, err
 // NewForConfig builds a client from a REST config as it is.
 func NewForConfig(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
+	if cfg.Timeout > 0 {
+		timeout := cfg.Timeout
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return &timeoutTransport{next: rt, timeout: timeout}
+		})
+	}
 	if cfg.WarningHandlerWithContext == nil && cfg.WarningHandler == nil {
 		cfg.WarningHandlerWithContext = warningCollector{}
 	}

@@ -143,6 +143,7 @@ func isUnknown500(err error) bool {
 // Message returns the server's message for err on one line, without the
 // "<Kind> <name> is invalid:" prefix that repeats the object's name.
 func Message(err error) string {
+	err = Explain(err)
 	msg := err.Error()
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Message != "" {

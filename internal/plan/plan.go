@@ -104,7 +104,7 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 		g.Go(func() error {
 			c, err := p.change(gctx, d)
 			if err != nil {
-				return fmt.Errorf("%s (%s): %w", d.Ref, d.Source, err)
+				return fmt.Errorf("%s (%s): %w", d.Ref, d.Source, kube.Explain(err))
 			}
 			changes[i] = c
 			return nil
@@ -163,7 +163,7 @@ func (p *planner) index(ctx context.Context) error {
 		}
 		live, err := p.cl.Get(ctx, d.Obj)
 		if err != nil {
-			return fmt.Errorf("%s (%s): %w", d.Ref, d.Source, err)
+			return fmt.Errorf("%s (%s): %w", d.Ref, d.Source, kube.Explain(err))
 		}
 		if live == nil {
 			p.newNamespaces[d.Ref.Name] = true
