@@ -40,10 +40,11 @@ read -r -a sections <<<"${BENCH_SECTIONS:-${sections[*]}}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/snapply-bench.XXXXXX")
 snapply=$root/bin/snapply
-cluster_pid=
 
 log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=hack/lib/cluster.sh
+source "$root/hack/lib/cluster.sh"
 
 # --- timing --------------------------------------------------------------
 
@@ -217,41 +218,6 @@ tools() {
   kapp=$dir/kapp
   [[ -x $kubectl ]] || die "kubectl: not found in $dir"
   [[ -x $kapp ]] || die "kapp: not found in $dir"
-}
-
-start_cluster() {
-  log "starting a local API server (hack/localcluster)"
-  export KUBECONFIG=$work/kubeconfig
-  "$work/bin/localcluster" --kubeconfig "$KUBECONFIG" --pidfile "$work/cluster.pid" >"$work/logs/cluster.log" 2>&1 &
-  cluster_pid=$!
-  local deadline=$((SECONDS + 180))
-  until grep -q '^ready:' "$work/logs/cluster.log"; do
-    if ! kill -0 "$cluster_pid" 2>/dev/null; then
-      tail -n 30 "$work/logs/cluster.log" >&2
-      cluster_pid=
-      die "hack/localcluster exited before it was ready"
-    fi
-    ((SECONDS < deadline)) || { tail -n 30 "$work/logs/cluster.log" >&2; die "hack/localcluster: not ready after 180s"; }
-    sleep 0.5
-  done
-  log "$(grep '^ready:' "$work/logs/cluster.log")"
-}
-
-stop_cluster() {
-  [[ -n $cluster_pid ]] || return 0
-  log "stopping the local API server"
-  kill -TERM "$cluster_pid" 2>/dev/null || true
-  local i
-  for ((i = 0; i < 60; i++)); do
-    kill -0 "$cluster_pid" 2>/dev/null || break
-    sleep 0.5
-  done
-  if kill -0 "$cluster_pid" 2>/dev/null; then
-    log "hack/localcluster did not stop in 30s: killing it"
-    kill -KILL "$cluster_pid" 2>/dev/null || true
-  fi
-  wait "$cluster_pid" 2>/dev/null || true
-  cluster_pid=
 }
 
 # fixture VARIANT [PREFIX DIR] generates the fixture in namespaces
@@ -515,6 +481,7 @@ done
 mkdir -p "$work/logs" "$work/bin"
 build
 tools
+# shellcheck disable=SC2119 # no arguments: a cluster without controllers
 start_cluster
 
 fixture base

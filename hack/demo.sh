@@ -6,32 +6,24 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+root=$(pwd)
 work=$(mktemp -d /tmp/snapply-demo.XXXXXX)
-kubeconfig=$work/kubeconfig
-pidfile=$work/cluster.pid
-
-cleanup() {
-  if [ -f "$pidfile" ]; then kill "$(cat "$pidfile")" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
+mkdir -p "$work/logs" "$work/bin"
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+log() { printf '    %s\n' "$*" >&2; }
+die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=hack/lib/cluster.sh
+source "$root/hack/lib/cluster.sh"
+trap stop_cluster EXIT
 
 step "building snapply and the local API server's binaries"
 go build -o bin/snapply ./cmd/snapply
-go build -o "$work/localcluster" ./hack/localcluster
+go build -o "$work/bin/localcluster" ./hack/localcluster
 hack/tools.sh cluster >/dev/null
 
 step "starting a local cluster: kube-apiserver, etcd, controller-manager, scheduler, kwok"
-"$work/localcluster" --controllers --kubeconfig "$kubeconfig" --pidfile "$pidfile" --dir "$work/cluster" >"$work/cluster.log" 2>&1 &
-for _ in $(seq 1 120); do
-  grep -q '^ready' "$work/cluster.log" 2>/dev/null && break
-  if ! kill -0 $! 2>/dev/null; then cat "$work/cluster.log"; exit 1; fi
-  sleep 0.5
-done
-grep -q '^ready' "$work/cluster.log" || { echo "the API server did not start:"; cat "$work/cluster.log"; exit 1; }
-export KUBECONFIG=$kubeconfig
+start_cluster --controllers --dir "$work/cluster"
 snapply() { bin/snapply "$@"; }
 
 db=$work/snapply.db

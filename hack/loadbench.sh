@@ -44,10 +44,11 @@ profiles=${SNAPPLY_MEMPROFILE_DIR:-}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/snapply-loadbench.XXXXXX")
 snapply=$root/bin/snapply
-cluster_pid=
 
 log() { printf '%s loadbench: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=hack/lib/cluster.sh
+source "$root/hack/lib/cluster.sh"
 
 [[ $namespaces =~ ^[1-9][0-9]*$ ]] || die "LOADBENCH_NAMESPACES: $namespaces: want a positive integer"
 [[ $per_namespace =~ ^[1-9][0-9]*$ ]] || die "LOADBENCH_PER_NAMESPACE: $per_namespace: want a positive integer"
@@ -75,41 +76,6 @@ build() {
   go build -o "$snapply" ./cmd/snapply
   go build -o "$work/bin/localcluster" ./hack/localcluster
   go build -o "$work/bin/genfixture" ./hack/genfixture
-}
-
-start_cluster() {
-  log "starting a local API server (hack/localcluster)"
-  export KUBECONFIG=$work/kubeconfig
-  "$work/bin/localcluster" --kubeconfig "$KUBECONFIG" --pidfile "$work/cluster.pid" >"$work/logs/cluster.log" 2>&1 &
-  cluster_pid=$!
-  local deadline=$((SECONDS + 180))
-  until grep -qs '^ready:' "$work/logs/cluster.log"; do
-    if ! kill -0 "$cluster_pid" 2>/dev/null; then
-      tail -n 30 "$work/logs/cluster.log" >&2
-      cluster_pid=
-      die "hack/localcluster exited before it was ready"
-    fi
-    ((SECONDS < deadline)) || { tail -n 30 "$work/logs/cluster.log" >&2; die "hack/localcluster: not ready after 180s"; }
-    sleep 0.5
-  done
-  log "$(grep '^ready:' "$work/logs/cluster.log")"
-}
-
-stop_cluster() {
-  [[ -n $cluster_pid ]] || return 0
-  log "stopping the local API server"
-  kill -TERM "$cluster_pid" 2>/dev/null || true
-  local i
-  for ((i = 0; i < 60; i++)); do
-    kill -0 "$cluster_pid" 2>/dev/null || break
-    sleep 0.5
-  done
-  if kill -0 "$cluster_pid" 2>/dev/null; then
-    log "hack/localcluster did not stop in 30s: killing it"
-    kill -KILL "$cluster_pid" 2>/dev/null || true
-  fi
-  wait "$cluster_pid" 2>/dev/null || true
-  cluster_pid=
 }
 
 # fixture VARIANT generates the fixture into $work/VARIANT and sets
@@ -193,6 +159,7 @@ check_summary() {
 mkdir -p "$work/logs" "$work/bin" "$work/out" "$work/stores"
 [[ -z $profiles ]] || mkdir -p "$profiles"
 build
+# shellcheck disable=SC2119 # no arguments: a cluster without controllers
 start_cluster
 
 fixture base

@@ -51,8 +51,8 @@ managedFields entry is new since A, or later than in A (their times have
 a resolution of one second). Compare against a before or after snapshot:
 a desired snapshot holds no server defaults.
 
-The diffs are labelled as in a plan: "(live)" marks A's side and
-"(after apply)" B's, or the cluster's.
+Each diff marks its sides with the snapshot IDs, A's first, and
+"(live)" for the cluster's side.
 
 Secret values are never shown: the store holds keyed digests, and live
 Secrets are digested with the store's key before they are compared, so a
@@ -131,7 +131,7 @@ func (g *globals) runDiff(ctx context.Context, args []string, o diffOptions) (er
 	if len(unknown) > 0 {
 		fromItems = slices.DeleteFunc(fromItems, func(it diffItem) bool { return unknown[it.ref.Key()] })
 	}
-	res.Summary, res.Changes, err = compareItems(fromItems, to, db.Object)
+	res.Summary, res.Changes, err = compareItems(fromItems, to, res.From, res.To, db.Object)
 	if err != nil {
 		return err
 	}
@@ -223,8 +223,12 @@ func resourceName(gvr schema.GroupVersionResource) string {
 // compareItems compares two sides by identity. Objects with the same ID
 // are unchanged without being read; others are read with load when not
 // loaded, and count as changed only when they differ outside status and
-// server-managed metadata. Changes are sorted by object.Compare.
-func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstructured, error)) (report.SnapshotDiffSummary, []report.ObjectChange, error) {
+// server-managed metadata. Diffs mark their sides fromName and toName.
+// Changes are sorted by object.Compare.
+func compareItems(from, to []diffItem, fromName, toName string, load func(store.ID) (*unstructured.Unstructured, error)) (report.SnapshotDiffSummary, []report.ObjectChange, error) {
+	diff := func(k object.Key, a, b *unstructured.Unstructured) string {
+		return plan.DiffSides(k.String(), fromName, toName, a, b, 3)
+	}
 	get := func(it *diffItem) (*unstructured.Unstructured, error) {
 		if it.obj == nil {
 			u, err := load(it.id)
@@ -254,7 +258,7 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 				return sum, nil, err
 			}
 			sum.Added++
-			changes = append(changes, report.ObjectChange{Ref: b.ref, Change: report.ChangeAdded, Diff: plan.Diff(k.String(), nil, ub, 3), Managers: newerWrites(nil, ub)})
+			changes = append(changes, report.ObjectChange{Ref: b.ref, Change: report.ChangeAdded, Diff: diff(k, nil, ub), Managers: newerWrites(nil, ub)})
 		case a.id == b.id:
 			sum.Unchanged++
 		default:
@@ -266,7 +270,7 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 			if err != nil {
 				return sum, nil, err
 			}
-			d := plan.Diff(k.String(), ua, ub, 3)
+			d := diff(k, ua, ub)
 			if d == "" {
 				sum.Unchanged++
 				continue
@@ -286,7 +290,7 @@ func compareItems(from, to []diffItem, load func(store.ID) (*unstructured.Unstru
 			return sum, nil, err
 		}
 		sum.Removed++
-		changes = append(changes, report.ObjectChange{Ref: a.ref, Change: report.ChangeRemoved, Diff: plan.Diff(k.String(), ua, nil, 3), Managers: []report.ManagerWrite{}})
+		changes = append(changes, report.ObjectChange{Ref: a.ref, Change: report.ChangeRemoved, Diff: diff(k, ua, nil), Managers: []report.ManagerWrite{}})
 	}
 	slices.SortStableFunc(changes, func(x, y report.ObjectChange) int { return object.Compare(x.Ref, y.Ref) })
 	return sum, changes, nil

@@ -272,12 +272,12 @@ metadata:
 		[]*unstructured.Unstructured{obj(t, edited), obj(t, added)})
 
 	r := runRaw(t, "diff", "--store", db, ids[0], "latest", "--color=never")
-	want := "Diff " + ids[0] + " -> " + ids[1] + `: 1 added, 1 removed, 1 changed, 0 unchanged
+	want := strings.NewReplacer("ID0", ids[0], "ID1", ids[1]).Replace(`Diff ID0 -> ID1: 1 added, 1 removed, 1 changed, 0 unchanged
 
 ~ configmap/a -n ns (changed)
     changed by kubectl-edit (Update, 2026-11-21T10:00:00Z)
-    --- configmap/a -n ns (live)
-    +++ configmap/a -n ns (after apply)
+    --- configmap/a -n ns (ID0)
+    +++ configmap/a -n ns (ID1)
     @@ -1,6 +1,6 @@
      apiVersion: v1
      data:
@@ -288,8 +288,8 @@ metadata:
        name: a
 
 - configmap/gone -n ns (removed)
-    --- configmap/gone -n ns (live)
-    +++ configmap/gone -n ns (after apply)
+    --- configmap/gone -n ns (ID0)
+    +++ configmap/gone -n ns (ID1)
     @@ -1,7 +0,0 @@
     -apiVersion: v1
     -data:
@@ -301,15 +301,15 @@ metadata:
 
 + configmap/new -n ns (added)
     written by evil\x1b[2J (Update, 2026-11-21T10:30:00Z)
-    --- configmap/new -n ns (live)
-    +++ configmap/new -n ns (after apply)
+    --- configmap/new -n ns (ID0)
+    +++ configmap/new -n ns (ID1)
     @@ -0,0 +1,5 @@
     +apiVersion: v1
     +kind: ConfigMap
     +metadata:
     +  name: new
     +  namespace: ns
-`
+`)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -41,17 +41,25 @@ func Equal(live, after *unstructured.Unstructured) bool {
 
 // Diff returns a unified diff between the YAML of the stripped before and
 // after objects (either may be nil), labelled with name. It returns "" when
-// they are equal.
+// they are equal. The sides are marked "(live)" and "(after apply)"; see
+// DiffSides for other sides.
 func Diff(name string, before, after *unstructured.Unstructured, context int) string {
+	return DiffSides(name, "live", "after apply", before, after, context)
+}
+
+// DiffSides is Diff with the sides marked "(from)" and "(to)", for diffs
+// that are not plans, like two snapshots.
+func DiffSides(name, from, to string, before, after *unstructured.Unstructured, context int) string {
 	a, b := toYAML(Strip(before)), toYAML(Strip(after))
 	if a == b {
 		return ""
 	}
+	fromLabel, toLabel := name+" ("+from+")", name+" ("+to+")"
 	edits := udiff.Strings(a, b)
-	d, err := udiff.ToUnifiedDiff(name+" (live)", name+" (after apply)", a, edits, context)
+	d, err := udiff.ToUnifiedDiff(fromLabel, toLabel, a, edits, context)
 	if err != nil {
 		// Cannot happen for edits computed from a; keep the plan whole.
-		return fmt.Sprintf("--- %s (live)\n+++ %s (after apply)\n(diff unavailable: %v)\n", name, name, err)
+		return fmt.Sprintf("--- %s\n+++ %s\n(diff unavailable: %v)\n", fromLabel, toLabel, err)
 	}
 	return d.String()
 }

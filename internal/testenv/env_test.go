@@ -78,4 +78,9 @@ func TestServiceClusterIPRangeIsLarge(t *testing.T) {
 	if _, err := cs.CoreV1().Services(ns).Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("service/web -n %s with clusterIP 10.96.3.4: create: %v", ns, err)
 	}
+	// Give the IP back: without a namespace controller, deleting the
+	// namespace would not, and -count=2 would find it taken.
+	if err := cs.CoreV1().Services(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("service/web -n %s: delete: %v", ns, err)
+	}
 }
