@@ -178,35 +178,47 @@ func finish(s string) string {
 	return strings.TrimRight(s, "\n") + "\n"
 }
 
-// fit renders the report in at most maxBytes bytes: it leaves out diffs
-// from the last object up, then whole details from the last object up, then
-// rows of the changes table from the end.
+// fit renders the report in at most maxBytes bytes (see fitParts).
 func (d *markdownDoc) fit(maxBytes int) (string, error) {
-	tiers := d.fullTiers()
-	headLen := len(d.head(""))
-	details := 0
-	for _, det := range d.details {
-		details += len(det.full)
+	k, tiers, dropped, err := fitParts(len(d.head("")), d.tbl, d.details, maxBytes)
+	if err != nil {
+		return "", err
 	}
-	k, dropped := len(d.tbl.rows), 0
-	size := func() int { return headLen + d.tbl.len(k) + details + len(droppedNote(dropped)) }
+	return d.render("", k, tiers, dropped), nil
+}
 
-	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
-		details -= len(d.details[i].full) - len(d.details[i].noDiff)
+// fitParts chooses what a report of fixed bytes of head, the table tbl and
+// details keeps to fit in maxBytes: it leaves out diffs from the last object
+// up, then whole details from the last object up, then rows of the table
+// from the end. It returns the rows kept, the tier of every detail and the
+// number of details dropped, or an error when even the head alone is too
+// big. The sum of the pieces is at least the length of the report: every
+// piece ends with a newline, and finish only trims a last blank line.
+func fitParts(fixed int, tbl mdTable, details []mdDetail, maxBytes int) (k int, tiers []tier, dropped int, err error) {
+	tiers = make([]tier, len(details))
+	size := 0
+	for _, det := range details {
+		size += len(det.full)
+	}
+	k = len(tbl.rows)
+	total := func() int { return fixed + tbl.len(k) + size + len(droppedNote(dropped)) }
+
+	for i := len(tiers) - 1; i >= 0 && total() > maxBytes; i-- {
+		size -= len(details[i].full) - len(details[i].noDiff)
 		tiers[i] = tierNoDiff
 	}
-	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
-		details -= len(d.details[i].text(tiers[i]))
+	for i := len(tiers) - 1; i >= 0 && total() > maxBytes; i-- {
+		size -= len(details[i].text(tiers[i]))
 		tiers[i] = tierDropped
 		dropped++
 	}
-	for k > 0 && size() > maxBytes {
+	for k > 0 && total() > maxBytes {
 		k--
 	}
-	if size() > maxBytes {
-		return "", fmt.Errorf("markdown report: the summary alone takes %d bytes, more than the limit of %d", size(), maxBytes)
+	if total() > maxBytes {
+		return 0, nil, 0, fmt.Errorf("markdown report: the summary alone takes %d bytes, more than the limit of %d", total(), maxBytes)
 	}
-	return d.render("", k, tiers, dropped), nil
+	return k, tiers, dropped, nil
 }
 
 // mdSummary renders the counts table and the status lines.

@@ -451,35 +451,11 @@ func (d *resultDoc) render(k int, tiers []tier, dropped int) string {
 	return finish(b.String())
 }
 
-// fit renders the report in at most maxBytes bytes: it leaves out diffs
-// from the last object up, then whole details from the last object up, then
-// rows of the objects table from the end.
+// fit renders the report in at most maxBytes bytes (see fitParts).
 func (d *resultDoc) fit(maxBytes int) (string, error) {
-	tiers := make([]tier, len(d.details))
-	details := 0
-	for _, det := range d.details {
-		details += len(det.full)
-	}
-	k, dropped := len(d.tbl.rows), 0
-	// The sum of the pieces is at least the length of the report: every
-	// piece ends with a newline, and finish only trims a last blank line.
-	size := func() int {
-		return len(d.head) + d.tbl.len(k) + d.detailsHeadLen() + details + len(droppedNote(dropped))
-	}
-	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
-		details -= len(d.details[i].full) - len(d.details[i].noDiff)
-		tiers[i] = tierNoDiff
-	}
-	for i := len(tiers) - 1; i >= 0 && size() > maxBytes; i-- {
-		details -= len(d.details[i].text(tiers[i]))
-		tiers[i] = tierDropped
-		dropped++
-	}
-	for k > 0 && size() > maxBytes {
-		k--
-	}
-	if size() > maxBytes {
-		return "", fmt.Errorf("markdown report: the summary alone takes %d bytes, more than the limit of %d", size(), maxBytes)
+	k, tiers, dropped, err := fitParts(len(d.head)+d.detailsHeadLen(), d.tbl, d.details, maxBytes)
+	if err != nil {
+		return "", err
 	}
 	return d.render(k, tiers, dropped), nil
 }
