@@ -187,26 +187,7 @@ print_report() {
 
 # --- setup ---------------------------------------------------------------
 
-cleanup() {
-  local rc=$?
-  stop_cluster
-  if [[ -n ${BENCH_KEEP:-} ]]; then
-    log "work directory kept: $work"
-  else
-    rm -rf "$work"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-build() {
-  log "building bin/snapply, hack/localcluster and hack/genfixture"
-  go build -o "$snapply" ./cmd/snapply
-  go build -o "$work/bin/localcluster" ./hack/localcluster
-  go build -o "$work/bin/genfixture" ./hack/genfixture
-}
+cleanup_on_exit "${BENCH_KEEP:-}"
 
 tools() {
   log "ensuring tools (hack/tools.sh bench)"
@@ -479,7 +460,7 @@ done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS: $runs: want a positive integer"
 
 mkdir -p "$work/logs" "$work/bin"
-build
+build_bench
 tools
 # shellcheck disable=SC2119 # no arguments: a cluster without controllers
 start_cluster

@@ -57,26 +57,7 @@ source "$root/hack/lib/cluster.sh"
 
 # --- setup ---------------------------------------------------------------
 
-cleanup() {
-  local rc=$?
-  stop_cluster
-  if [[ -n ${LOADBENCH_KEEP:-} ]]; then
-    log "work directory kept: $work"
-  else
-    rm -rf "$work"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-build() {
-  log "building bin/snapply, hack/localcluster and hack/genfixture"
-  go build -o "$snapply" ./cmd/snapply
-  go build -o "$work/bin/localcluster" ./hack/localcluster
-  go build -o "$work/bin/genfixture" ./hack/genfixture
-}
+cleanup_on_exit "${LOADBENCH_KEEP:-}"
 
 # fixture VARIANT generates the fixture into $work/VARIANT and sets
 # fixture_summary to genfixture's summary line.
@@ -158,7 +139,7 @@ check_summary() {
 
 mkdir -p "$work/logs" "$work/bin" "$work/out" "$work/stores"
 [[ -z $profiles ]] || mkdir -p "$profiles"
-build
+build_bench
 # shellcheck disable=SC2119 # no arguments: a cluster without controllers
 start_cluster
 

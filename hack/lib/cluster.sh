@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Start and stop hack/localcluster for the scripts in hack/ (sourced).
+# Start and stop hack/localcluster, and set up the work directory, for the
+# scripts in hack/ (sourced).
 #
 # The sourcing script defines log MESSAGE and die MESSAGE, and sets work
 # (a directory holding logs/ and bin/localcluster, the built
@@ -7,7 +8,7 @@
 # sets cluster_pid; stop_cluster, safe to call twice and from an EXIT trap,
 # stops it.
 
-# shellcheck disable=SC2154 # work, log and die come from the sourcing script
+# shellcheck disable=SC2154 # work, snapply, log and die come from the sourcing script
 cluster_pid=
 
 # start_cluster [ARG...] starts hack/localcluster with the ARGs (--controllers
@@ -48,4 +49,33 @@ stop_cluster() {
   fi
   wait "$cluster_pid" 2>/dev/null || true
   cluster_pid=
+}
+
+# cleanup_on_exit KEEP sets the traps of a script: at exit (or on INT or
+# TERM) stop the cluster, then remove $work unless KEEP is non-empty.
+cleanup_on_exit() {
+  keep_work=$1
+  trap cleanup_work EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+cleanup_work() {
+  local rc=$?
+  stop_cluster
+  if [[ -n $keep_work ]]; then
+    log "work directory kept: $work"
+  else
+    rm -rf "$work"
+  fi
+  exit "$rc"
+}
+
+# build_bench builds bin/snapply (to $snapply) and, into $work/bin,
+# hack/localcluster and hack/genfixture.
+build_bench() {
+  log "building bin/snapply, hack/localcluster and hack/genfixture"
+  go build -o "$snapply" ./cmd/snapply
+  go build -o "$work/bin/localcluster" ./hack/localcluster
+  go build -o "$work/bin/genfixture" ./hack/genfixture
 }
