@@ -51,11 +51,24 @@ func Markdown(w io.Writer, p *plan.Plan, opts MarkdownOptions) error {
 	if p == nil {
 		return errors.New("markdown report: nil plan")
 	}
-	d := newMarkdownDoc(p, opts)
-	out := d.render("", len(d.tbl.rows), d.fullTiers(), 0)
-	if opts.MaxBytes > 0 && len(out) > opts.MaxBytes {
+	return writeFitted(w, newMarkdownDoc(p, opts), opts.MaxBytes)
+}
+
+// fittable is a markdown report that can be cut to a size.
+type fittable interface {
+	// whole renders the report with nothing left out.
+	whole() string
+	// fit renders it in at most maxBytes bytes.
+	fit(maxBytes int) (string, error)
+}
+
+// writeFitted writes d whole, or fitted to maxBytes when it is larger and
+// maxBytes is positive.
+func writeFitted(w io.Writer, d fittable, maxBytes int) error {
+	out := d.whole()
+	if maxBytes > 0 && len(out) > maxBytes {
 		var err error
-		if out, err = d.fit(opts.MaxBytes); err != nil {
+		if out, err = d.fit(maxBytes); err != nil {
 			return err
 		}
 	}
@@ -155,9 +168,9 @@ func droppedNote(n int) string {
 	return fmt.Sprintf("_Details of the remaining %s omitted: %s._\n\n", plural(n, "object", "objects"), omittedNote)
 }
 
-// fullTiers returns tierFull for every detail.
-func (d *markdownDoc) fullTiers() []tier {
-	return make([]tier, len(d.details))
+// whole renders the report with nothing left out.
+func (d *markdownDoc) whole() string {
+	return d.render("", len(d.tbl.rows), make([]tier, len(d.details)), 0)
 }
 
 // render assembles a report: the head, k rows of the table, the details at

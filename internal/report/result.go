@@ -296,18 +296,7 @@ func ResultMarkdown(w io.Writer, r *apply.Result, opts MarkdownOptions) error {
 	if err := checkResult(r); err != nil {
 		return fmt.Errorf("markdown report: %w", err)
 	}
-	d := newResultDoc(r, opts)
-	out := d.render(len(d.tbl.rows), make([]tier, len(d.details)), 0)
-	if opts.MaxBytes > 0 && len(out) > opts.MaxBytes {
-		var err error
-		if out, err = d.fit(opts.MaxBytes); err != nil {
-			return err
-		}
-	}
-	if _, err := io.WriteString(w, out); err != nil {
-		return fmt.Errorf("markdown report: %w", err)
-	}
-	return nil
+	return writeFitted(w, newResultDoc(r, opts), opts.MaxBytes)
 }
 
 // resultDoc holds the rendered pieces of a markdown result, so that a size
@@ -433,6 +422,11 @@ func (d *resultDoc) detailsHeadLen() int {
 		return 0
 	}
 	return len(resultDetailsHead)
+}
+
+// whole renders the report with nothing left out.
+func (d *resultDoc) whole() string {
+	return d.render(len(d.tbl.rows), make([]tier, len(d.details)), 0)
 }
 
 // render assembles a report: the head, k rows of the table, the details at

@@ -29,7 +29,7 @@ func SplitMarkdown(p *plan.Plan, opts MarkdownOptions, maxBytes int) ([]string, 
 		return nil, fmt.Errorf("split markdown report: limit %d is not positive", maxBytes)
 	}
 	d := newMarkdownDoc(p, opts)
-	if whole := d.render("", len(d.tbl.rows), d.fullTiers(), 0); len(whole) <= maxBytes {
+	if whole := d.whole(); len(whole) <= maxBytes {
 		return []string{whole}, nil
 	}
 	// The part numbers' width changes the size of every header: pack with
@@ -72,7 +72,7 @@ func (d *markdownDoc) split(maxBytes, width int) (pieces []string, ok bool, err 
 	// Each object's details at the richest tier that fits a piece of its own.
 	contHead := len(d.continuationHead(suffix))
 	room := maxBytes - contHead
-	tiers := d.fullTiers()
+	tiers := make([]tier, len(d.details))
 	for i, det := range d.details {
 		switch {
 		case len(det.full) <= room:
