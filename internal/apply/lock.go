@@ -46,6 +46,9 @@ type LockOptions struct {
 	// Poll is how often Acquire looks at a lease held by another. Zero means
 	// 2s.
 	Poll time.Duration
+	// OnWait, when set, is called once when Acquire finds the lease held by
+	// another and starts to wait, with the holder's identity.
+	OnWait func(holder string)
 }
 
 // DefaultLockOptions returns the options snapply locks with: this run's
@@ -74,6 +77,10 @@ func (o LockOptions) withDefaults() LockOptions {
 	o.Wait = max(o.Wait, 0)
 	return o
 }
+
+// DefaultHolder is this run's identity for others waiting on the lock: the
+// run URL in GitHub Actions, else "user@host pid N".
+func DefaultHolder(getenv func(string) string) string { return defaultHolder(getenv) }
 
 // defaultHolder is the run URL in GitHub Actions, else "user@host pid N".
 func defaultHolder(getenv func(string) string) string {
@@ -194,6 +201,7 @@ func (l *Lock) acquire(ctx context.Context, opts LockOptions) (*coordinationv1.L
 	deadline := start.Add(opts.Wait)
 	var seenVersion string
 	var seenAt time.Time
+	waiting := false
 	for {
 		cur, err := l.leases.Get(ctx, l.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -236,6 +244,14 @@ func (l *Lock) acquire(ctx context.Context, opts LockOptions) (*coordinationv1.L
 				e.Since = cur.Spec.AcquireTime.Time
 			}
 			return nil, e
+		}
+		if !waiting && opts.OnWait != nil {
+			waiting = true
+			holder := ""
+			if cur.Spec.HolderIdentity != nil {
+				holder = *cur.Spec.HolderIdentity
+			}
+			opts.OnWait(holder)
 		}
 		t := time.NewTimer(min(opts.Poll, deadline.Sub(now)))
 		select {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/store"
 )
 
 // Outcome is what happened to one object during an apply.
@@ -101,4 +102,13 @@ func (r *Result) summarize() {
 		}
 	}
 	r.Summary = s
+}
+
+// StoreRecord returns the part of r that the store keeps for a run; the
+// store fills in the object IDs before and after.
+func (r Record) StoreRecord() store.Record {
+	return store.Record{
+		Ref: r.Ref, Action: string(r.Action), Outcome: string(r.Outcome), Error: r.Error,
+		Readiness: string(r.Readiness), Started: r.Started, Duration: r.Duration,
+	}
 }

@@ -154,14 +154,25 @@ func TestActionPlanCommentsOnThePullRequest(t *testing.T) {
 		t.Errorf("log has no groups:\n%s", res.stdout)
 	}
 
-	// Pushed again, nothing changed: no edit.
+	// The comment names the planned commit (the PR's head) and the run.
+	for _, want := range []string{"Commit [`a3c9f1e`](https://github.example/o/r/commit/a3c9f1e07b2d4c6e8f0a1b2c3d4e5f60718293a4)", "[run 1001](https://github.example/o/r/actions/runs/1001)"} {
+		if !strings.Contains(comments[0].Body, want) {
+			t.Errorf("comment does not name %q:\n%s", want, comments[0].Body)
+		}
+	}
+	// The same run again, nothing changed: no edit.
 	before := len(r.writes())
-	if res := r.run("pull_request-synchronize", nil); res.code != 0 {
+	if res := r.run("pull_request-opened", nil); res.code != 0 {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if w := r.writes(); len(w) != before {
 		t.Errorf("unchanged plan wrote to GitHub: %v", w[before:])
 	}
+	// Pushed again with the same plan: the comment now names the new head.
+	if res := r.run("pull_request-synchronize", nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	before = len(r.writes())
 	// Pushed a change: the same comment is edited in place.
 	r.write(map[string]string{"app.yaml": strings.Replace(configMaps, `k: "1"`, `k: "changed"`, 1)})
 	if res := r.run("pull_request-synchronize", nil); res.code != 0 {
@@ -433,5 +444,58 @@ func TestActionRollbackErrors(t *testing.T) {
 				t.Errorf("a failed rollback changed the cluster: %v", got)
 			}
 		})
+	}
+}
+
+// A re-run of the run that last applied is a retry of that commit, not a
+// rollback.
+func TestActionRerunOfTheLastApplyIsARetry(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	const sha = "1111111111111111111111111111111111111111"
+	if res := r.run("push-main", map[string]string{"GITHUB_SHA": sha, "GITHUB_RUN_ID": "1001"}); res.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res := r.run("push-main", map[string]string{"GITHUB_SHA": sha, "GITHUB_RUN_ID": "1001", "GITHUB_RUN_ATTEMPT": "2"})
+	if res.code != 0 {
+		t.Fatalf("re-run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	const want = "retry of run 1001 (attempt 2)"
+	if !strings.Contains(res.stdout, want) || strings.Contains(res.stdout, "rollback from") {
+		t.Errorf("log does not say %q (and only that):\n%s", want, res.stdout)
+	}
+	if got := r.output("rollback"); got != "false" {
+		t.Errorf("rollback output %q, want false", got)
+	}
+	if s, _ := os.ReadFile(r.summary); !strings.Contains(string(s), want) {
+		t.Errorf("job summary does not say %q:\n%s", want, s)
+	}
+}
+
+// The snapshots of a plan run from a pull request record its number, and
+// history shows it.
+func TestActionHistoryShowsThePullRequest(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	if res := r.run("pull_request-opened", nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	db := filepath.Join(r.workspace, "snapply.db")
+	res := runRaw(t, "history", "--store", db, "-o", "json")
+	var snaps []struct {
+		Source struct {
+			PR int `json:"pr"`
+		} `json:"source"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &snaps); err != nil || len(snaps) == 0 {
+		t.Fatalf("history -o json: %v\n%s%s", err, res.stdout, res.stderr)
+	}
+	for _, s := range snaps {
+		if s.Source.PR != pullRequestFixture {
+			t.Errorf("snapshot source PR %d, want %d", s.Source.PR, pullRequestFixture)
+		}
+	}
+	if text := runRaw(t, "history", "--store", db); !strings.Contains(text.stdout, fmt.Sprintf("#%d", pullRequestFixture)) {
+		t.Errorf("history does not show PR #%d:\n%s", pullRequestFixture, text.stdout)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -293,8 +292,15 @@ func TestApplyWaitsForTheLock(t *testing.T) {
 
 	// Released while a second apply waits: that apply goes through.
 	done := make(chan result)
-	go func() { done <- applyIn(t, ns, db, dir, "--timeout", "30s") }()
-	time.Sleep(time.Second)
+	waiting := newWatchWriter("is held by https://github.com/o/r/actions/runs/42: waiting")
+	go func() {
+		done <- runWatched(context.Background(), waiting, "apply", dir, "--store", db, "--name", ns, "--inventory-namespace", ns, "--timeout", "30s")
+	}()
+	select {
+	case <-waiting.seen: // the second apply is waiting for the lock
+	case r := <-done:
+		t.Fatalf("apply did not wait for the lock: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if err := lock.Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -397,11 +403,14 @@ func TestApplyInterrupted(t *testing.T) {
 	ns := env.Namespace(t)
 	db := filepath.Join(t.TempDir(), "s.db")
 	ctx, cancel := context.WithCancel(context.Background())
+	// The Deployment never becomes ready: cancel once the wait reports.
+	waiting := newWatchWriter("wait: 0/")
 	go func() {
-		time.Sleep(3 * time.Second) // the Deployment never becomes ready: the wait is running
+		<-waiting.seen
 		cancel()
 	}()
-	r := snapplyCtx(t, ctx, "apply", manifests(t, ns, map[string]string{"app.yaml": webApp}), "--store", db, "--name", ns, "--inventory-namespace", ns, "--timeout", "60s", "--color=never")
+	defer cancel()
+	r := runWatched(ctx, waiting, "apply", manifests(t, ns, map[string]string{"app.yaml": webApp}), "--store", db, "--name", ns, "--inventory-namespace", ns, "--timeout", "60s", "--color=never")
 	if r.code != 1 || !strings.Contains(r.stdout, "Interrupted") {
 		t.Fatalf("exit %d, want 1 and an interrupted result\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -56,7 +55,7 @@ recorded apply also have "run": the run's snapshots and outcome counts.`,
 			return historyTable(g.io.Out, entries)
 		},
 	}
-	cmd.Flags().StringVar(&storePath, "store", "snapply.db", "store file")
+	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
@@ -173,15 +172,6 @@ func describeChanges(r *runSummary) string {
 	return out
 }
 
-// openExisting opens a store that must already exist, read-only.
-func openExisting(path string) (*store.DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	opts := store.DefaultOptions()
-	opts.ReadOnly = true
-	return store.Open(path, opts)
-}
 
 // describeSource prints where a snapshot came from, beyond its commit and
 // run, in one short cell: the pull request, the snapshot a rollback

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/snapply/snapply/internal/cli"
@@ -66,4 +67,42 @@ func manifests(t *testing.T, ns string, files map[string]string) string {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
+}
+
+// watchWriter is a stderr that closes seen once a line holding want was
+// written: a test waits on it for a run to reach a step, with no sleep.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	done bool
+}
+
+func newWatchWriter(want string) *watchWriter {
+	return &watchWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if !w.done && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.done = true
+	}
+	return n, err
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// runWatched runs the command like snapplyCtx with stderr going to w.
+func runWatched(ctx context.Context, w *watchWriter, args ...string) result {
+	var out bytes.Buffer
+	code := cli.Main(ctx, append(args, "--kubeconfig", env.Kubeconfig), cli.IO{In: strings.NewReader(""), Out: &out, Err: w})
+	return result{stdout: out.String(), stderr: w.String(), code: code}
 }

@@ -6,15 +6,15 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"golang.org/x/term"
+		"golang.org/x/term"
 
+	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/plan"
 	"github.com/snapply/snapply/internal/report"
 )
 
 func newPlanCommand(g *globals) *cobra.Command {
-	o := prepareOptions{}
+	o := engine.DefaultOptions()
 	var output string
 	var detailed bool
 	cmd := &cobra.Command{
@@ -35,35 +35,24 @@ with --detailed-exitcode, 2 when the plan has changes (and no errors).`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			p, err := g.prepare(cmd.Context(), args[0], o)
+			p, err := g.newEngine().Plan(cmd.Context(), engine.Target{Path: args[0]}, o)
 			if p != nil {
-				defer p.close()
+				defer p.Close()
 			}
 			if err != nil {
 				return err
 			}
-			if err := g.render(g.io.Out, p.plan, output); err != nil {
+			if err := g.writePlan(g.io.Out, p.Plan, output); err != nil {
 				return err
 			}
-			return planExit(p.plan, detailed)
+			return planExit(p.Plan, detailed)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "text", "output format: text, markdown or json")
 	f.BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when nothing changes, 2 when something changes, 1 on error")
-	addCommonFlags(f, &o)
+	addEngineFlags(f, &o)
 	return cmd
-}
-
-// addCommonFlags adds the flags plan and apply share.
-func addCommonFlags(f *pflag.FlagSet, o *prepareOptions) {
-	f.StringVar(&o.storePath, "store", "snapply.db", "store file: created if missing, appended to if present")
-	f.StringVar(&o.scope, "scope", "namespaces", "what the snapshot holds: managed (the desired objects), namespaces (all objects of their namespaces) or cluster")
-	f.IntVar(&o.concurrency, "concurrency", 16, "requests in flight")
-	f.BoolVar(&o.force, "force-conflicts", false, "take fields owned by other field managers (every object; or annotate one object with "+plan.ForceAnnotation+`: "true")`)
-	f.BoolVar(&o.allowEmpty, "allow-empty", false, "accept a PATH that renders no object (apply would then prune everything it applied before)")
-	f.StringVar(&o.name, "name", "snapply", "inventory name: the ApplySet parent Secret and its Lease; one per environment")
-	f.StringVar(&o.inventoryNS, "inventory-namespace", "default", "namespace of the inventory Secret and Lease")
 }
 
 func checkOutput(output string) error {
@@ -74,17 +63,27 @@ func checkOutput(output string) error {
 	return fmt.Errorf("unknown output format %q: want text, markdown or json", output)
 }
 
-// render writes p to w in the chosen format.
-func (g *globals) render(w io.Writer, p *plan.Plan, output string) error {
+// writePlan writes the report of p to w in the chosen format.
+func (g *globals) writePlan(w io.Writer, p *plan.Plan, output string) error {
+	return writeReport(w, output, func() error { return report.JSON(w, p) },
+		func() error { return report.Markdown(w, p, report.DefaultMarkdownOptions()) },
+		func(opts report.TextOptions) error { return report.Text(w, p, opts) }, g.useColor(w))
+}
+
+// writeReport writes a report in the chosen format with the writer of
+// that format: JSON, markdown, or text (coloured when color).
+func writeReport(w io.Writer, output string, json, markdown func() error, text func(report.TextOptions) error, color bool) error {
 	switch output {
 	case "json":
-		return report.JSON(w, p)
+		return json()
 	case "markdown":
-		return report.Markdown(w, p, report.DefaultMarkdownOptions())
+		if markdown != nil {
+			return markdown()
+		}
 	}
 	opts := report.DefaultTextOptions()
-	opts.Color = g.useColor(w)
-	return report.Text(w, p, opts)
+	opts.Color = color
+	return text(opts)
 }
 
 // useColor decides --color=auto: colour when w is a terminal and NO_COLOR is

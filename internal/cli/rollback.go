@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/restore"
 	"github.com/snapply/snapply/internal/store"
@@ -23,7 +24,7 @@ type rollbackOptions struct {
 }
 
 func newRollbackCommand(g *globals) *cobra.Command {
-	o := rollbackOptions{}
+	o := rollbackOptions{applyOptions: applyOptions{Options: engine.DefaultOptions()}}
 	cmd := &cobra.Command{
 		Use:   "rollback --to SNAPSHOT_ID",
 		Short: "Restore the state recorded by a past apply run",
@@ -60,17 +61,14 @@ Exit codes as for apply; with --dry-run, as for plan.`,
 		},
 	}
 	f := cmd.Flags()
-	addCommonFlags(f, &o.prepareOptions)
+	addEngineFlags(f, &o.Options)
 	f.Lookup("store").Usage = "store file that recorded the run; the rollback is recorded in it too"
 	f.Lookup("allow-empty").Usage = "accept a restored set with no object (the rollback then prunes everything the inventory holds)"
 	f.StringVar(&o.to, "to", "", "a snapshot of the run to restore: its ID, a unique prefix, or latest (required)")
 	f.StringVar(&o.state, "state", string(restore.StateDesired), "what to restore: desired (what the run applied) or before (what it changed, as it was before)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan of the rollback and change nothing")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, markdown or json")
-	f.BoolVar(&o.prune, "prune", true, "delete the inventory's objects that are not in the restored state")
-	f.BoolVar(&o.wait, "wait", true, "wait until the applied objects are ready (kstatus)")
-	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the lock, and for readiness")
-	f.BoolVar(&o.allowDestructive, "allow-destructive", false, "let the prune delete Namespaces and CustomResourceDefinitions")
+	addDeployFlags(f, &o.deploy, "not in the restored state")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
@@ -80,20 +78,20 @@ func (g *globals) runRollback(ctx context.Context, o rollbackOptions) (err error
 	if err != nil {
 		return err
 	}
-	db, err := openStore(o.storePath, true)
+	db, err := engine.OpenStore(o.StorePath, true, os.Getenv)
 	if err != nil {
 		return err
 	}
 	set, err := restore.FromRun(db, o.to, state)
-	// prepare opens the store for writing: bbolt locks the file.
+	// The engine opens the store for writing: bbolt locks the file.
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	if len(set.Objects) == 0 && !o.allowEmpty {
-		return fmt.Errorf("snapshot %s: the restored state holds no object: the rollback would prune everything inventory %s/%s holds; pass --allow-empty to do so", set.Restores, o.inventoryNS, o.name)
+	if len(set.Objects) == 0 && !o.AllowEmpty {
+		return fmt.Errorf("snapshot %s: the restored state holds no object: the rollback would prune everything inventory %s/%s holds; pass --allow-empty to do so", set.Restores, o.InventoryNamespace, o.Name)
 	}
 
 	commit := set.Run.Source.Commit
@@ -101,45 +99,23 @@ func (g *globals) runRollback(ctx context.Context, o rollbackOptions) (err error
 		commit = "unknown"
 	}
 	g.progress("Rollback to snapshot %s (state %s; run of %s, commit %s)", set.Restores, state, set.Run.Created.UTC().Format(time.RFC3339), commit)
-	o.keep = make(map[object.Key]bool, len(set.Kept))
+	t := engine.Target{Path: "snapshot " + set.Restores, Desired: set.Objects, Restores: set.Restores, Keep: make(map[object.Key]bool, len(set.Kept))}
 	for _, ref := range set.Kept {
-		o.keep[ref.Key()] = true
+		t.Keep[ref.Key()] = true
 		fmt.Fprintf(g.io.Err, "%s: values not in the store (no %s when it was recorded): left as it is live\n", ref, store.KeyEnv)
 	}
-	o.desired, o.restores = set.Objects, set.Restores
-	source := "snapshot " + set.Restores
-
 	if !o.dryRun {
-		return g.runApply(ctx, source, o.applyOptions)
+		return g.runApply(ctx, t, o.applyOptions)
 	}
-	p, err := g.prepare(ctx, source, o.prepareOptions)
+	p, err := g.newEngine().Plan(ctx, t, o.Options)
 	if p != nil {
-		defer func() { err = errors.Join(err, p.close()) }()
+		defer func() { err = errors.Join(err, p.Close()) }()
 	}
 	if err != nil {
 		return err
 	}
-	if err := g.render(g.io.Out, p.plan, o.output); err != nil {
+	if err := g.writePlan(g.io.Out, p.Plan, o.output); err != nil {
 		return err
 	}
-	return planExit(p.plan, false)
-}
-
-// openStore opens the store at path with the store key of SNAPPLY_STORE_KEY,
-// if any: with it, snapshots seal Secret values, and a rollback unseals
-// them. A read-only store must exist.
-func openStore(path string, readOnly bool) (*store.DB, error) {
-	opts := store.DefaultOptions()
-	key, err := store.KeyFromEnv(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	opts.SealKey = key
-	if readOnly {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		opts.ReadOnly = true
-	}
-	return store.Open(path, opts)
+	return planExit(p.Plan, false)
 }

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
+
+	"github.com/snapply/snapply/internal/action"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/klog/v2"
@@ -72,23 +72,13 @@ func Main(ctx context.Context, args []string, streams IO) int {
 	err := cmd.ExecuteContext(ctx)
 	var exit *ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {
-		fmt.Fprintf(streams.Err, "error: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(streams.Err, "error: %s\n", action.OneLine(err.Error()))
 	}
 	return ExitCode(err)
 }
 
 // quietKlog silences client-go's own logging once per process.
 var quietKlog sync.Once
-
-// oneLine keeps an error on one line: some API server and kustomize
-// messages span several, and joined errors are one per line.
-func oneLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i, l := range lines {
-		lines[i] = strings.Join(strings.Fields(l), " ")
-	}
-	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "; ")
-}
 
 // globals are the flags every command shares.
 type globals struct {

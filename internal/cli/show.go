@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/snapply/snapply/internal/store"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -69,7 +70,7 @@ Secret values are shown as the keyed digests the store holds.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storePath, "store", "snapply.db", "store file")
+	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
 	cmd.Flags().BoolVar(&managedFields, "managed-fields", false, "include metadata.managedFields: which field manager owns which field")
 	return cmd
 }

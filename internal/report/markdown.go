@@ -26,6 +26,10 @@ type MarkdownOptions struct {
 	// Details folds each object's details inside <details>; when false they
 	// follow a heading each.
 	Details bool
+	// Header, when set, is a line of markdown put under the title, like
+	// the commit and run the report comes from. The caller builds it from
+	// trusted parts (it is not escaped).
+	Header string
 }
 
 // DefaultMarkdownOptions returns the options of a PR comment without a
@@ -112,6 +116,7 @@ func (d mdDetail) text(t tier) string {
 type markdownDoc struct {
 	marker  string
 	title   string
+	header  string     // opts.Header and a blank line, or empty
 	summary string     // counts table and status lines, ending with a blank line
 	tbl     mdTable    // the changes table
 	details []mdDetail // one per row, same order
@@ -122,6 +127,7 @@ func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
 	d := &markdownDoc{
 		marker: strings.TrimSpace(opts.Marker),
 		title:  clean(oneLine(strings.TrimSpace(opts.Title))),
+		header: headerLine(opts.Header),
 	}
 	if d.title == "" {
 		d.title = defaultTitle
@@ -146,8 +152,18 @@ func (d *markdownDoc) head(suffix string) string {
 		b.WriteString(d.marker + "\n")
 	}
 	b.WriteString("## " + d.title + suffix + "\n\n")
+	b.WriteString(d.header)
 	b.WriteString(d.summary)
 	return b.String()
+}
+
+// headerLine returns the header line and a blank line, or "".
+func headerLine(h string) string {
+	h = oneLine(strings.TrimSpace(h))
+	if h == "" {
+		return ""
+	}
+	return h + "\n\n"
 }
 
 // continuationHead starts every piece of a split report after the first.

@@ -318,6 +318,7 @@ func newResultDoc(r *apply.Result, opts MarkdownOptions) *resultDoc {
 		head.WriteString(marker + "\n")
 	}
 	head.WriteString("## " + title + "\n\n")
+	head.WriteString(headerLine(opts.Header))
 	head.WriteString(mdResultSummary(r))
 
 	d := &resultDoc{head: head.String(), tbl: newMDTable(resultTableHead, 5)}

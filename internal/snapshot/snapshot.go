@@ -82,6 +82,9 @@ func DefaultOptions() Options {
 type Skipped struct {
 	// Resource is "resource.group/version" ("pods/v1" for the core group).
 	Resource string `json:"resource"`
+	// GVR is the type that was skipped; for a whole API group whose
+	// discovery failed, only its Group and Version are set.
+	GVR schema.GroupVersionResource `json:"-"`
 	// Reason is the server's answer, like "forbidden".
 	Reason string `json:"reason"`
 }
@@ -128,7 +131,7 @@ func Capture(ctx context.Context, c *kube.Client, refs []object.Ref, opts Option
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultOptions().PageSize
 	}
-	tasks, skipped, err := plan(ctx, c, refs, opts)
+	tasks, skipped, err := listTasks(ctx, c, refs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +147,7 @@ func Capture(ctx context.Context, c *kube.Client, refs []object.Ref, opts Option
 			res.Lists += lists
 			if err != nil {
 				if reason, ok := skippable(err); ok {
-					res.Skipped = append(res.Skipped, Skipped{Resource: resourceName(t.gvr), Reason: reason})
+					res.Skipped = append(res.Skipped, Skipped{Resource: resourceName(t.gvr), GVR: t.gvr, Reason: reason})
 					return nil
 				}
 				where := ""
@@ -166,8 +169,8 @@ func Capture(ctx context.Context, c *kube.Client, refs []object.Ref, opts Option
 	return res, nil
 }
 
-// plan turns refs and the scope into LIST tasks.
-func plan(ctx context.Context, c *kube.Client, refs []object.Ref, opts Options) ([]listTask, []Skipped, error) {
+// listTasks turns refs and the scope into LIST tasks.
+func listTasks(ctx context.Context, c *kube.Client, refs []object.Ref, opts Options) ([]listTask, []Skipped, error) {
 	excluded := map[string]bool{}
 	for _, e := range opts.Exclude {
 		excluded[e] = true
@@ -279,7 +282,7 @@ func listable(c *kube.Client, excluded map[string]bool) ([]discovered, []Skipped
 			return nil, nil, fmt.Errorf("snapshot: discovery: %w", kube.Unreachable(c.Config.Host, err))
 		}
 		for gv, gerr := range gdf.Groups {
-			skipped = append(skipped, Skipped{Resource: gv.String(), Reason: "discovery failed: " + oneLine(gerr.Error())})
+			skipped = append(skipped, Skipped{Resource: gv.String(), GVR: gv.WithResource(""), Reason: "discovery failed: " + oneLine(gerr.Error())})
 		}
 	}
 	var out []discovered

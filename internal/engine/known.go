@@ -1,4 +1,4 @@
-package cli
+package engine
 
 import (
 	"github.com/snapply/snapply/internal/apply"
@@ -6,7 +6,7 @@ import (
 	"github.com/snapply/snapply/internal/store"
 )
 
-// knownApplied returns, for apply, the desired objects that the last apply
+// KnownApplied returns, for apply, the desired objects that the last apply
 // of this inventory applied exactly as they are now, with the
 // resourceVersion that apply left each at (its after snapshot). The planner
 // skips their dry run when the live object still has that resourceVersion:
@@ -15,7 +15,7 @@ import (
 // It needs the last apply's records in this store (the inventory names the
 // after snapshot); a store without them (a fresh CI job that did not bring
 // the previous artifact) gives nothing, and every object is dry-run.
-func knownApplied(db *store.DB, inv *apply.Inventory, desired []object.Object) map[object.Key]string {
+func KnownApplied(db *store.DB, inv *apply.Inventory, desired []object.Object) map[object.Key]string {
 	after := inv.Annotations[apply.LastSnapshotAnnotation]
 	if after == "" {
 		return nil

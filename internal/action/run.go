@@ -1,0 +1,368 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/snapply/snapply/internal/apply"
+	"github.com/snapply/snapply/internal/engine"
+	"github.com/snapply/snapply/internal/github"
+	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/render"
+	"github.com/snapply/snapply/internal/report"
+	"github.com/snapply/snapply/internal/restore"
+)
+
+// Commenter is what a run needs of GitHub: the sticky comment, the pull
+// request a pushed commit came from, and a past run's store artifact.
+// *github.Client satisfies it.
+type Commenter interface {
+	UpsertComment(ctx context.Context, number int, key string, parts []string) (github.CommentResult, error)
+	MergedPullRequest(ctx context.Context, sha string) (int, error)
+	DownloadRunArtifact(ctx context.Context, runID int64, name, prefix, dstDir string) (string, error)
+}
+
+// Deps are what Run is given by the command layer.
+type Deps struct {
+	// NewEngine returns the engine for the kubeconfig file (empty: the
+	// runner's own) and context (empty: its current one).
+	NewEngine func(kubeconfig, context string) *engine.Engine
+	// GitHub talks to the REST API; nil with GitHubErr saying why.
+	GitHub    Commenter
+	GitHubErr error
+	// Log is the step's log (the plan and result as text).
+	Log io.Writer
+	// Progress prints one progress line to the log.
+	Progress func(format string, args ...any)
+}
+
+// ExitError carries the exit code of a run; Err is nil when the cause was
+// already reported (as an annotation).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+// Error implements error.
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// ExitCode returns the code.
+func (e *ExitError) ExitCode() int { return e.Code }
+
+// run is one action step.
+type run struct {
+	a       *githubactions.Action
+	cfg     *Config
+	deps    Deps
+	outputs Outputs
+	title   string
+}
+
+// Run runs one action step: it plans (pull_request), applies (push to the
+// default branch), rolls back or retries, and reports through the job
+// summary, the step outputs and a sticky pull-request comment.
+func Run(ctx context.Context, a *githubactions.Action, cfg *Config, deps Deps) error {
+	r := &run{a: a, cfg: cfg, deps: deps}
+	r.outputs = Outputs{StorePath: cfg.Inputs.Store, ArtifactName: cfg.ArtifactName()}
+	if cfg.Mode == ModeNone {
+		a.Noticef("%s", cfg.Notice)
+		r.outputs.StorePath, r.outputs.ArtifactName = "", ""
+		return SetOutputs(a, r.outputs)
+	}
+	kubeconfig, cleanup, err := WriteKubeconfig(a, cfg.Inputs.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	eng := deps.NewEngine(kubeconfig, cfg.Inputs.Context)
+	return r.run(ctx, eng)
+}
+
+func (r *run) run(ctx context.Context, eng *engine.Engine) error {
+	cfg := r.cfg
+	path := cfg.Inputs.Path
+	if !filepath.IsAbs(path) && cfg.Event.Workspace != "" {
+		path = filepath.Join(cfg.Event.Workspace, path)
+	}
+	target := engine.Target{Path: path, OnRender: func(objs []object.Object) { Mask(r.a, objs) }}
+	r.title = fmt.Sprintf("snapply %s for `%s`", cfg.Mode, cfg.Inputs.Name)
+	var restored *restore.Set
+	if cfg.Mode == ModeRollback {
+		var err error
+		if restored, err = r.fetchRollback(ctx); err != nil {
+			return err
+		}
+		target.Path, target.Desired, target.Restores = "snapshot "+restored.Restores, restored.Objects, restored.Restores
+		target.Keep = map[object.Key]bool{}
+		for _, ref := range restored.Kept {
+			target.Keep[ref.Key()] = true
+			r.a.Warningf("%s: its values are not in the store (no SNAPPLY_STORE_KEY when it was recorded): left as it is live", ref)
+		}
+		r.outputs.Rollback = true
+		r.title = fmt.Sprintf("snapply rollback to run %s for `%s`", cfg.Inputs.RollbackTo, cfg.Inputs.Name)
+	}
+
+	p, err := r.prepare(ctx, eng, target)
+	if p != nil {
+		defer p.Close()
+	}
+	if err != nil {
+		return err
+	}
+	Annotate(r.a, p.Plan)
+	r.outputs.HasChanges = p.Plan.HasChanges()
+	r.outputs.Summary = p.Plan.Summary
+	r.outputs.SnapshotID = p.Before.ID
+	if cfg.Mode == ModePlan {
+		return r.reportPlan(ctx, p.Plan)
+	}
+	if restored == nil {
+		kind := ClassifyApply(cfg.Event, p.Inventory)
+		if kind.Kind != KindApply {
+			r.a.Noticef("this run is a %s", kind.Line)
+			r.outputs.Rollback = kind.Kind == KindRollback
+			r.title = fmt.Sprintf("snapply %s for `%s`", kind.Line, cfg.Inputs.Name)
+		}
+	}
+	return r.deploy(ctx, p, restored)
+}
+
+// options are the engine's options from the inputs.
+func (r *run) options() engine.Options {
+	in := r.cfg.Inputs
+	o := engine.DefaultOptions()
+	o.StorePath = r.cfg.StoreFile()
+	o.Scope = in.Scope
+	o.ForceConflicts = in.ForceConflicts
+	o.Name = in.Name
+	o.InventoryNamespace = in.InventoryNamespace
+	return o
+}
+
+// prepare renders, snapshots and plans in a log group, and annotates a
+// manifest that does not render at its file and line.
+func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) (*engine.Prepared, error) {
+	var p *engine.Prepared
+	err := Group(r.a, "snapply "+string(r.cfg.Mode)+": render, snapshot, plan", func() error {
+		var err error
+		if r.cfg.Mode == ModePlan {
+			p, err = eng.Plan(ctx, t, r.options())
+		} else {
+			p, err = eng.PrepareApply(ctx, t, r.options(), r.cfg.Inputs.Timeout)
+		}
+		if err == nil {
+			err = report.Text(r.deps.Log, p.Plan, report.DefaultTextOptions())
+		}
+		return err
+	})
+	var rerr *render.Error
+	if errors.As(err, &rerr) && rerr.Source.File != "" {
+		fields := map[string]string{"file": rerr.Source.File, "title": "snapply: cannot render"}
+		if rerr.Source.Line > 0 {
+			fields["line"] = strconv.Itoa(rerr.Source.Line)
+		}
+		r.a.WithFieldsMap(fields).Errorf("%s", OneLine(rerr.Error()))
+		return p, &ExitError{Code: 1}
+	}
+	return p, err
+}
+
+// reportPlan writes the plan to the job summary and the sticky comment.
+func (r *run) reportPlan(ctx context.Context, pl *plan.Plan) error {
+	mdOpts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(r.cfg.Event.HeadSHA)}
+	var full bytes.Buffer
+	if err := report.Markdown(&full, pl, mdOpts); err != nil {
+		return err
+	}
+	if err := WriteSummary(r.a, full.String()); err != nil {
+		return err
+	}
+	// The comment leaves out the snapshot ID, which changes on every run.
+	stable := *pl
+	stable.Snapshot = ""
+	parts, err := report.SplitMarkdown(&stable, mdOpts, github.Budget(r.cfg.Inputs.Name))
+	if err != nil {
+		return err
+	}
+	r.comment(ctx, r.cfg.Event.PR, CommentKey(r.cfg.Inputs.Name, ModePlan), parts)
+	if err := SetOutputs(r.a, r.outputs); err != nil {
+		return err
+	}
+	if pl.HasErrors() {
+		return &ExitError{Code: 1, Err: fmt.Errorf("plan has %d conflicts and %d invalid objects", pl.Summary.Conflict, pl.Summary.Invalid)}
+	}
+	return nil
+}
+
+// deploy applies, then reports to the summary and the merged pull request.
+func (r *run) deploy(ctx context.Context, p *engine.Prepared, restored *restore.Set) error {
+	var res *apply.Result
+	var recErr error
+	err := Group(r.a, "snapply apply: waves, prune, wait, record", func() error {
+		res, recErr = p.Deploy(ctx, r.deployOptions())
+		if res == nil {
+			return recErr
+		}
+		return report.ResultText(r.deps.Log, res, report.DefaultTextOptions())
+	})
+	if err != nil {
+		_ = SetOutputs(r.a, r.outputs)
+		return err
+	}
+	pr, sha := r.cfg.Event.PR, r.cfg.Event.SHA
+	if restored != nil {
+		// A rollback reports to the pull request that brought the state
+		// it restores.
+		pr, sha = 0, restored.Run.Source.Commit
+	}
+	ropts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(sha)}
+	var full bytes.Buffer
+	if err := report.ResultMarkdown(&full, res, ropts); err != nil {
+		return err
+	}
+	if err := WriteSummary(r.a, full.String()); err != nil {
+		return err
+	}
+	if pr == 0 && sha != "" && r.deps.GitHub != nil && r.cfg.Inputs.Comment {
+		if pr, err = r.deps.GitHub.MergedPullRequest(ctx, sha); err != nil {
+			r.a.Warningf("cannot find the pull request of %s: %s", sha, OneLine(err.Error()))
+		}
+	}
+	ropts.MaxBytes = github.Budget(CommentKey(r.cfg.Inputs.Name, ModeApply))
+	var short bytes.Buffer
+	if err := report.ResultMarkdown(&short, res, ropts); err != nil {
+		return err
+	}
+	r.comment(ctx, pr, CommentKey(r.cfg.Inputs.Name, ModeApply), []string{short.String()})
+	if err := SetOutputs(r.a, r.outputs); err != nil {
+		return err
+	}
+	if recErr != nil {
+		return fmt.Errorf("apply: recording the outcome: %w", recErr)
+	}
+	if !res.OK() {
+		s := res.Summary
+		what := "apply failed"
+		if res.Interrupted {
+			what = "apply interrupted"
+		}
+		return &ExitError{Code: 1, Err: fmt.Errorf("%s: %d failed, %d not attempted, %d not ready", what, s.Failed, s.NotAttempted, s.NotReady)}
+	}
+	return nil
+}
+
+func (r *run) deployOptions() engine.DeployOptions {
+	in := r.cfg.Inputs
+	return engine.DeployOptions{Prune: in.Prune, Wait: in.Wait, Timeout: in.Timeout, AllowDestructive: in.AllowDestructive}
+}
+
+// comment upserts the sticky comment key on pull request pr, when comments
+// are on and there is a pull request; a failure is a warning.
+func (r *run) comment(ctx context.Context, pr int, key string, parts []string) {
+	if !r.cfg.Inputs.Comment || pr == 0 {
+		return
+	}
+	if r.deps.GitHub == nil {
+		r.a.Warningf("no pull-request comment: %v", r.deps.GitHubErr)
+		return
+	}
+	res, err := r.deps.GitHub.UpsertComment(ctx, pr, key, parts)
+	if err != nil {
+		r.a.Warningf("no pull-request comment on #%d: %s", pr, OneLine(err.Error()))
+		return
+	}
+	r.outputs.CommentURL = res.URL
+	r.deps.Progress("comment %s: %d created, %d updated, %d unchanged, %d deleted", res.URL, res.Created, res.Updated, res.Unchanged, res.Deleted)
+}
+
+// header is the line under a report's title that names the commit and
+// the run it comes from, linked, so that an old comment does not look
+// current.
+func (r *run) header(sha string) string {
+	return SourceLine(r.cfg.Event, sha, r.cfg.RunURL())
+}
+
+// fetchRollback downloads the store artifact of the run to roll back to,
+// makes it the workspace's store (unless the workspace already has one, so
+// that history accumulates), and returns the desired set of the newest run
+// it recorded: the apply of that run.
+func (r *run) fetchRollback(ctx context.Context) (*restore.Set, error) {
+	cfg := r.cfg
+	if r.deps.GitHub == nil {
+		return nil, fmt.Errorf("rollback-to %s: %w", cfg.Inputs.RollbackTo, r.deps.GitHubErr)
+	}
+	runID, err := strconv.ParseInt(cfg.Inputs.RollbackTo, 10, 64)
+	if err != nil || runID <= 0 {
+		return nil, fmt.Errorf("rollback-to %q: want the ID of a workflow run (the number in its URL)", cfg.Inputs.RollbackTo)
+	}
+	dir, err := os.MkdirTemp("", "snapply-rollback-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	downloaded, err := r.deps.GitHub.DownloadRunArtifact(ctx, runID, "", cfg.ArtifactPrefix(cfg.Inputs.RollbackTo), dir)
+	if err != nil {
+		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
+	}
+	r.deps.Progress("downloaded the store of run %d", runID)
+	db, err := engine.OpenStore(downloaded, true, r.a.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
+	}
+	set, err := restore.FromRun(db, "latest", restore.StateDesired)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
+	}
+	if len(set.Objects) == 0 {
+		return nil, fmt.Errorf("rollback-to %d: the run applied no object; refusing to prune everything", runID)
+	}
+	if _, err := os.Stat(cfg.StoreFile()); errors.Is(err, os.ErrNotExist) {
+		if err := copyFile(downloaded, cfg.StoreFile()); err != nil {
+			return nil, err
+		}
+	}
+	r.a.Noticef("rollback to run %d: restores snapshot %s (commit %s)", runID, set.Restores, set.Run.Source.Commit)
+	return set, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}
+
+// OneLine keeps an error on one line: some API server and kustomize
+// messages span several, and joined errors are one per line. The lines are
+// joined with "; ", and runs of white space folded.
+func OneLine(s string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}

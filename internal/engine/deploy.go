@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/snapply/snapply/internal/apply"
+	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/snapshot"
+	"github.com/snapply/snapply/internal/store"
+)
+
+// DeployOptions are the settings of steps 3 and 4 (apply and record).
+type DeployOptions struct {
+	// Prune deletes the inventory's objects that left the target.
+	Prune bool
+	// Wait waits for readiness, up to Timeout.
+	Wait    bool
+	Timeout time.Duration
+	// AllowDestructive lets the prune delete Namespaces and CRDs.
+	AllowDestructive bool
+}
+
+// DefaultDeployOptions returns the defaults of `snapply apply`.
+func DefaultDeployOptions() DeployOptions {
+	return DeployOptions{Prune: true, Wait: true, Timeout: 5 * time.Minute}
+}
+
+// Deploy runs steps 3 and 4 of the pipeline on a prepared plan: it records
+// the desired set, updates the inventory, applies, prunes, waits, and
+// records the outcome. A nil result comes with the error that stopped it
+// before anything was written; a result may come with an error about
+// recording it.
+func (p *Prepared) Deploy(ctx context.Context, o DeployOptions) (*apply.Result, error) {
+	// The live objects of the plan are not needed any more: let them go,
+	// before the apply's own allocations.
+	p.live = nil
+
+	// The desired set goes into the store while the apply runs (PutSnapshot
+	// only reads the objects; so do the writes).
+	desiredObjs := make([]*unstructured.Unstructured, len(p.Desired))
+	for i, d := range p.Desired {
+		desiredObjs[i] = d.Obj
+	}
+	type putResult struct {
+		meta store.Meta
+		err  error
+	}
+	desiredPut := make(chan putResult, 1)
+	go func() {
+		m, err := p.Store.PutSnapshot(context.WithoutCancel(ctx), p.meta(store.Desired), desiredObjs)
+		desiredPut <- putResult{m, err}
+	}()
+	waitDesired := func() (store.Meta, error) {
+		r := <-desiredPut
+		desiredPut <- r
+		return r.meta, r.err
+	}
+
+	// KEP-3659: the parent lists a superset of the members' kinds and
+	// namespaces before any member is written.
+	changed := p.Plan.HasChanges()
+	if changed || !p.Inventory.Exists {
+		p.Inventory.GroupKinds, p.Inventory.Namespaces = union(p.Inventory, p.Desired, nil)
+		if err := p.Inventory.Save(ctx, p.Client); err != nil {
+			_, _ = waitDesired()
+			return nil, err
+		}
+	}
+
+	res, err := p.apply(ctx, o)
+	desiredMeta, putErr := waitDesired()
+	if err != nil {
+		return nil, err
+	}
+	if putErr != nil {
+		return res, putErr
+	}
+
+	// Record the outcome: the after snapshot and one record per object.
+	// This runs even when interrupted, on a context of its own.
+	recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	afterMeta, recErr := p.record(recCtx, res, desiredMeta)
+	p.After = afterMeta
+	if recErr == nil && (changed || !p.Inventory.Exists) {
+		recErr = p.saveInventoryRecord(recCtx, res, afterMeta.ID)
+	}
+	return res, recErr
+}
+
+// apply runs the plan, cancelled when the lock is lost.
+func (p *Prepared) apply(ctx context.Context, o DeployOptions) (*apply.Result, error) {
+	e := p.engine
+	aopts := apply.DefaultOptions()
+	if p.opts.Concurrency > 0 {
+		aopts.Concurrency = p.opts.Concurrency
+	}
+	aopts.ForceConflicts = p.opts.ForceConflicts
+	aopts.Prune = o.Prune
+	aopts.AllowDestructive = o.AllowDestructive
+	aopts.Wait = o.Wait
+	aopts.WaitOptions.Timeout = o.Timeout
+	aopts.Progress = func(ev apply.Event) { e.progress(Event{Stage: StageApply, Apply: &ev}) }
+	aopts.WaitOptions.Progress = func(ready, total int, pending []apply.Readiness) {
+		e.progress(Event{Stage: StageWait, Ready: ready, Total: total, Pending: pending})
+	}
+	runCtx := ctx
+	if p.lock != nil {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-p.lock.Lost():
+				cancel()
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	return apply.Run(runCtx, p.Client, p.Plan, p.Desired, aopts)
+}
+
+// saveInventoryRecord writes what the run applied onto the inventory: the
+// kinds and namespaces of its members, and the last applied commit, run
+// and snapshot.
+func (p *Prepared) saveInventoryRecord(ctx context.Context, res *apply.Result, after string) error {
+	inv := p.Inventory
+	inv.GroupKinds, inv.Namespaces = union(nil, p.Desired, res)
+	inv.Annotations = map[string]string{
+		apply.LastRunAnnotation:       p.engine.holder(),
+		apply.LastSnapshotAnnotation:  after,
+		apply.LastAppliedAtAnnotation: time.Now().UTC().Format(time.RFC3339),
+	}
+	src := p.engine.Source
+	if src.Commit != "" {
+		inv.Annotations[apply.LastCommitAnnotation] = src.Commit
+	}
+	if src.RunID != "" {
+		inv.Annotations[apply.LastRunIDAnnotation] = src.RunID
+	}
+	return inv.Save(ctx, p.Client)
+}
+
+// record writes the after snapshot and the per-object records.
+func (p *Prepared) record(ctx context.Context, res *apply.Result, desired store.Meta) (store.Meta, error) {
+	e := p.engine
+	// The after snapshot holds the managed objects (desired and pruned):
+	// what the run changed, which is what a rollback restores; the before
+	// snapshot already holds the rest of their namespaces.
+	sopts := snapshot.DefaultOptions()
+	sopts.Scope = snapshot.ScopeManaged
+	// The outcome of every object is known even when the cluster cannot
+	// be read back (the API server went away mid-apply): then the records
+	// are kept without an after snapshot.
+	withoutAfter := func(err error) (store.Meta, error) {
+		if perr := p.Store.PutRun(ctx, p.run(res, desired, "")); perr != nil {
+			return store.Meta{}, errors.Join(err, perr)
+		}
+		e.progressf(StageRecord, "recorded the outcome in %s without an after snapshot: snapshot %s (before)", p.Store.Path(), p.Before.ID)
+		return store.Meta{}, err
+	}
+	after, err := snapshot.Capture(ctx, p.Client, p.refs, sopts)
+	if err != nil {
+		return withoutAfter(err)
+	}
+	meta := p.meta(store.After)
+	meta.Scope = string(snapshot.ScopeManaged)
+	afterMeta, err := p.Store.PutSnapshot(ctx, meta, after.Objects)
+	if err != nil {
+		return withoutAfter(err)
+	}
+	if err := p.Store.PutRun(ctx, p.run(res, desired, afterMeta.ID)); err != nil {
+		return afterMeta, err
+	}
+	e.progressf(StageRecord, "recorded the outcome in %s: snapshots %s (before), %s (after)", p.Store.Path(), p.Before.ID, afterMeta.ID)
+	return afterMeta, nil
+}
+
+// run returns the record of this run: its snapshots (after may be empty)
+// and one record per object.
+func (p *Prepared) run(res *apply.Result, desired store.Meta, after string) store.Run {
+	run := store.Run{Before: p.Before.ID, Desired: desired.ID, After: after, Source: p.Before.Source, Interrupted: res.Interrupted, Duration: res.Duration}
+	for _, r := range res.Records {
+		run.Records = append(run.Records, r.StoreRecord())
+	}
+	return run
+}
+
+// union returns the group kinds and namespaces the inventory must list:
+// those of inv (before the apply), of the desired objects, and of the
+// members a result could not prune.
+func union(inv *apply.Inventory, desired []object.Object, res *apply.Result) ([]schema.GroupKind, []string) {
+	var gks []schema.GroupKind
+	var nss []string
+	add := func(r object.Ref) {
+		if gk := r.GroupKind(); !slices.Contains(gks, gk) {
+			gks = append(gks, gk)
+		}
+		if r.Namespace != "" && !slices.Contains(nss, r.Namespace) {
+			nss = append(nss, r.Namespace)
+		}
+	}
+	if inv != nil {
+		gks = append(gks, inv.GroupKinds...)
+		nss = append(nss, inv.Namespaces...)
+	}
+	for _, d := range desired {
+		add(d.Ref)
+	}
+	if res != nil {
+		for _, r := range res.Records {
+			if r.Action == plan.Delete && r.Outcome != apply.Pruned {
+				add(r.Ref)
+			}
+		}
+	}
+	return gks, nss
+}

@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/snapply/snapply/internal/apply"
+	"github.com/snapply/snapply/internal/kube"
+	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/render"
+	"github.com/snapply/snapply/internal/snapshot"
+	"github.com/snapply/snapply/internal/store"
+	"github.com/snapply/snapply/internal/version"
+)
+
+// Prepared is the outcome of steps 1 and 2 of the pipeline: the desired
+// set, the live snapshot written to the store, and the plan. Close it when
+// done, also after an error (when it is not nil).
+type Prepared struct {
+	// Plan is the plan, with Plan.Snapshot set to Before.ID.
+	Plan *plan.Plan
+	// Desired is the desired set, labelled as members of the inventory.
+	Desired []object.Object
+	// Before is the metadata of the snapshot of the live state.
+	Before store.Meta
+	// After is the metadata of the after snapshot, once Deploy recorded it.
+	After store.Meta
+	// Inventory is the inventory (ApplySet parent) as it was loaded.
+	Inventory *apply.Inventory
+	// Store is the open store.
+	Store *store.DB
+	// Client is the cluster client.
+	Client *kube.Client
+
+	engine   *Engine
+	opts     Options
+	target   Target
+	live     *snapshot.Result
+	members  []*unstructured.Unstructured
+	lock     *apply.Lock
+	scope    snapshot.Scope
+	refs     []object.Ref
+	restores string
+}
+
+// Close releases the lock and closes the store, once; it is safe on a
+// partly prepared value.
+func (p *Prepared) Close() error {
+	var errs []error
+	if p.lock != nil {
+		errs = append(errs, p.lock.Release())
+	}
+	if p.Store != nil {
+		errs = append(errs, p.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Plan renders the target, snapshots the cluster into the store and plans
+// with server-side dry runs. Nothing in the cluster changes and no lock is
+// taken: every object is validated by the API server.
+func (e *Engine) Plan(ctx context.Context, t Target, o Options) (*Prepared, error) {
+	return e.prepare(ctx, t, o, nil)
+}
+
+// PrepareApply does what Plan does, for an apply: it first takes the
+// inventory's lock, waiting up to lockWait, and skips the dry run of
+// objects its records show to be applied exactly as they are (Known). Call
+// Deploy on the result to apply it.
+func (e *Engine) PrepareApply(ctx context.Context, t Target, o Options, lockWait time.Duration) (*Prepared, error) {
+	return e.prepare(ctx, t, o, &lockWait)
+}
+
+func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *time.Duration) (*Prepared, error) {
+	scope, err := snapshot.ParseScope(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := e.render(ctx, t, o)
+	if err != nil {
+		return nil, err
+	}
+	client, err := e.NewClient()
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Ping(ctx); err != nil {
+		return nil, err
+	}
+	if err := plan.Prepare(desired, client, client.Namespace); err != nil {
+		return nil, err
+	}
+	db, err := OpenStore(o.StorePath, false, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{engine: e, opts: o, target: t, Client: client, Store: db, Desired: desired, scope: scope, restores: t.Restores}
+	if lockWait != nil {
+		if err := p.takeLock(ctx, *lockWait); err != nil {
+			return p, err
+		}
+	}
+	prune, err := p.loadInventory(ctx)
+	if err != nil {
+		return p, err
+	}
+	if err := p.snapshotAndPlan(ctx, prune, lockWait != nil); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// render returns the desired set: the target's, or PATH rendered.
+func (e *Engine) render(ctx context.Context, t Target, o Options) ([]object.Object, error) {
+	start := time.Now()
+	desired := t.Desired
+	if desired == nil {
+		var err error
+		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty}); err != nil {
+			return nil, err
+		}
+	}
+	if t.OnRender != nil {
+		t.OnRender(desired)
+	}
+	e.progressf(StageRender, "rendered %d objects from %s in %s", len(desired), t.Path, since(start))
+	return desired, nil
+}
+
+func (p *Prepared) takeLock(ctx context.Context, wait time.Duration) error {
+	e, o := p.engine, p.opts
+	start := time.Now()
+	lopts := apply.DefaultLockOptions()
+	lopts.Holder = e.holder()
+	lopts.Wait = wait
+	lopts.OnWait = func(holder string) {
+		e.progress(Event{Stage: StageLock, LockWaiting: true, Message: fmt.Sprintf("lock %s/%s is held by %s: waiting up to %s", o.InventoryNamespace, apply.LeaseName(o.Name), holder, wait)})
+	}
+	var err error
+	if p.lock, err = apply.Acquire(ctx, p.Client, o.Name, o.InventoryNamespace, lopts); err != nil {
+		return err
+	}
+	e.progressf(StageLock, "lock %s/%s taken in %s", o.InventoryNamespace, apply.LeaseName(o.Name), since(start))
+	return nil
+}
+
+// loadInventory loads the inventory and its members, labels the desired
+// objects as members, and returns the prune set: the members no longer
+// desired and not kept.
+func (p *Prepared) loadInventory(ctx context.Context) ([]object.Ref, error) {
+	var err error
+	if p.Inventory, err = apply.LoadInventory(ctx, p.Client, p.opts.Name, p.opts.InventoryNamespace); err != nil {
+		return nil, err
+	}
+	if p.Inventory.Exists {
+		if p.members, err = p.Inventory.Members(ctx, p.Client); err != nil {
+			return nil, err
+		}
+	}
+	desiredKeys := make(map[object.Key]bool, len(p.Desired))
+	for _, d := range p.Desired {
+		p.Inventory.Label(d.Obj)
+		desiredKeys[d.Ref.Key()] = true
+		p.refs = append(p.refs, d.Ref)
+	}
+	var prune []object.Ref
+	for _, m := range p.members {
+		ref := object.RefOf(m)
+		if !desiredKeys[ref.Key()] && !p.target.Keep[ref.Key()] {
+			prune = append(prune, ref)
+			p.refs = append(p.refs, ref)
+		}
+	}
+	return prune, nil
+}
+
+// snapshotAndPlan takes the snapshot and the dry runs side by side: the
+// planner waits for the snapshot only when a dry run returns; the snapshot
+// is written to the store while the dry runs go on.
+func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forApply bool) error {
+	e, o := p.engine, p.opts
+	start := time.Now()
+	sopts := snapshot.DefaultOptions()
+	sopts.Scope = p.scope
+	liveDone := make(chan struct{})
+	stored := make(chan error, 1)
+	var liveErr error
+	go func() {
+		p.live, liveErr = snapshot.Capture(ctx, p.Client, p.refs, sopts)
+		close(liveDone)
+		if liveErr != nil {
+			stored <- nil
+			return
+		}
+		e.progressf(StageSnapshot, "snapshot: %d live objects (%d list requests) in %s", len(p.live.Objects), p.live.Lists, since(start))
+		meta := p.meta(store.Before)
+		meta.Cluster = store.Cluster{Server: p.Client.ServerHash(), Context: p.Client.Context}
+		for _, s := range p.live.Skipped {
+			meta.Skipped = append(meta.Skipped, s.String())
+		}
+		var err error
+		p.Before, err = p.Store.PutSnapshot(ctx, meta, p.live.Objects)
+		stored <- err
+	}()
+
+	popts := plan.DefaultOptions()
+	if o.Concurrency > 0 {
+		popts.Concurrency = o.Concurrency
+	}
+	popts.ForceConflicts = o.ForceConflicts
+	popts.Redact = p.Store.Redactor().Redact
+	var known map[object.Key]string
+	if forApply {
+		known = KnownApplied(p.Store, p.Inventory, p.Desired)
+	}
+	in := plan.Input{Desired: p.Desired, Prune: prune, Known: known, LiveFunc: func() (map[object.Key]*unstructured.Unstructured, error) {
+		<-liveDone
+		if liveErr != nil {
+			return nil, liveErr
+		}
+		return p.live.Index(), nil
+	}}
+	var planErr error
+	p.Plan, planErr = plan.Compute(ctx, p.Client, in, popts)
+	<-liveDone
+	storeErr := <-stored
+	switch {
+	case liveErr != nil:
+		return liveErr
+	case storeErr != nil:
+		return storeErr
+	case planErr != nil:
+		return fmt.Errorf("plan: %w", planErr)
+	}
+	for _, s := range p.live.Skipped {
+		e.progressf(StageSnapshot, "snapshot: skipped %s", s)
+	}
+	if err := checkOwnership(p.live, p.Desired, p.Inventory.ID); err != nil {
+		return err
+	}
+	p.Plan.Snapshot = p.Before.ID
+	e.progressf(StagePlan, "planned %d objects with server-side dry runs in %s (snapshot %s)", len(p.Desired), since(start), p.Before.ID)
+	return nil
+}
+
+// meta returns the metadata of a new snapshot of this run.
+func (p *Prepared) meta(kind store.Kind) store.Meta {
+	m := store.Meta{
+		Kind:        kind,
+		Cluster:     p.Before.Cluster,
+		Source:      p.engine.Source,
+		ToolVersion: version.Version,
+		Scope:       string(p.scope),
+	}
+	m.Source.Restores = p.restores
+	return m
+}
+
+// checkOwnership refuses desired objects that are live members of another
+// ApplySet: applying them would move them silently from one inventory to
+// another, and the other one would prune them next time.
+func checkOwnership(live *snapshot.Result, desired []object.Object, id string) error {
+	idx := live.Index()
+	for _, d := range desired {
+		u := idx[d.Ref.Key()]
+		if u == nil {
+			continue
+		}
+		if other, ok := u.GetLabels()[apply.PartOfLabel]; ok && other != id {
+			return fmt.Errorf("%s (%s): belongs to another inventory (%s=%s); remove it from one of the two sets, or delete the label to hand it over", d.Ref, d.Source, apply.PartOfLabel, other)
+		}
+	}
+	return nil
+}
