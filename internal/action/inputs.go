@@ -101,8 +101,8 @@ func DefaultInputs() Inputs {
 	}
 }
 
-// Scopes are the values the scope input takes.
-var Scopes = []string{"managed", "namespaces", "cluster"}
+// scopes are the values the scope input takes.
+var scopes = []string{"managed", "namespaces", "cluster"}
 
 // readInputs parses the inputs. Every bad value is reported, one line each,
 // naming the input.
@@ -172,7 +172,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputScope, &in.Scope)
 	in.Scope = strings.ToLower(in.Scope)
-	if !slices.Contains(Scopes, in.Scope) {
+	if !slices.Contains(scopes, in.Scope) {
 		errs = append(errs, fmt.Errorf("input %s: %q is not a scope: want managed, namespaces or cluster", InputScope, in.Scope))
 	}
 	return in, errors.Join(errs...)

@@ -404,7 +404,7 @@ func TestApplyInterrupted(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	// The Deployment never becomes ready: cancel once the wait reports.
-	waiting := newWatchWriter("wait: 0/")
+	waiting := newWatchWriter("waiting for deployment.apps/web")
 	go func() {
 		<-waiting.seen
 		cancel()

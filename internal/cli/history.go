@@ -172,7 +172,6 @@ func describeChanges(r *runSummary) string {
 	return out
 }
 
-
 // describeSource prints where a snapshot came from, beyond its commit and
 // run, in one short cell: the pull request, the snapshot a rollback
 // restored, the kubeconfig context; "-" for none.

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-		"golang.org/x/term"
+	"golang.org/x/term"
 
 	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/plan"

@@ -30,22 +30,9 @@ type IO struct {
 func StdIO() IO { return IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
 
 // ExitError carries the exit code a command wants. Err may be nil for a
-// non-zero code that is not an error (plan --detailed-exitcode with changes).
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-// Error implements error.
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-// Unwrap returns the cause.
-func (e *ExitError) Unwrap() error { return e.Err }
+// non-zero code that is not an error (plan --detailed-exitcode with
+// changes). It is the action's type, so that both layers speak one.
+type ExitError = action.ExitError
 
 // ExitCode maps an error returned by a command to the process exit code:
 // 0 for nil, the code of an ExitError, 1 otherwise.

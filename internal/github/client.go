@@ -77,7 +77,7 @@ func NewClient(token, apiURL, repository string) (*Client, error) {
 	gc.BaseURL = base
 	gc.UserAgent = "snapply/" + version.Version
 
-	c, err := NewClientWithAPI(restAPI{gc}, repository, httpClient)
+	c, err := newClientWithAPI(restAPI{gc}, repository, httpClient)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +85,12 @@ func NewClient(token, apiURL, repository string) (*Client, error) {
 	return c, nil
 }
 
-// NewClientWithAPI returns a Client of repository ("owner/name") that makes
+// newClientWithAPI returns a Client of repository ("owner/name") that makes
 // its calls through api, for a caller that builds its own go-github client
 // (say, with a GitHub App's transport). Signed artifact URLs are fetched with
 // httpClient (http.DefaultClient when nil), which must not add credentials.
 // The Client assumes that api is authenticated.
-func NewClientWithAPI(api API, repository string, httpClient *http.Client) (*Client, error) {
+func newClientWithAPI(api API, repository string, httpClient *http.Client) (*Client, error) {
 	owner, repo, ok := strings.Cut(repository, "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
 		return nil, fmt.Errorf("github repository %q: want owner/name", repository)
