@@ -31,6 +31,7 @@ const (
 	InputComment            = "comment"
 	InputRollbackTo         = "rollback-to"
 	InputScope              = "scope"
+	InputRequireReviewed    = "require-reviewed-plan"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -78,6 +79,9 @@ type Inputs struct {
 	RollbackTo string
 	// Scope is what the snapshot holds: managed, namespaces or cluster.
 	Scope string
+	// RequireReviewedPlan refuses to apply a plan that differs from the
+	// one reviewed in the merged pull request, or when there is none.
+	RequireReviewedPlan bool
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -110,12 +114,12 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	in := DefaultInputs()
 	var errs []error
 	str := func(name string, dst *string) {
-		if v := a.GetInput(name); v != "" {
+		if v := getInput(a, name); v != "" {
 			*dst = v
 		}
 	}
 	boolean := func(name string, dst *bool) {
-		v := a.GetInput(name)
+		v := getInput(a, name)
 		if v == "" {
 			return
 		}
@@ -136,6 +140,9 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	// The kubeconfig is a file's content: keep it byte for byte, not trimmed
 	// the way GetInput trims.
 	in.Kubeconfig = a.Getenv(inputEnv(InputKubeconfig))
+	if in.Kubeconfig == "" {
+		in.Kubeconfig = a.Getenv(inputEnvUnderscore(InputKubeconfig))
+	}
 	if strings.TrimSpace(in.Kubeconfig) == "" {
 		in.Kubeconfig = ""
 	}
@@ -155,7 +162,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	str(InputStore, &in.Store)
 	boolean(InputPrune, &in.Prune)
 	boolean(InputWait, &in.Wait)
-	if v := a.GetInput(InputTimeout); v != "" {
+	if v := getInput(a, InputTimeout); v != "" {
 		d, err := time.ParseDuration(v)
 		switch {
 		case err != nil:
@@ -169,6 +176,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	boolean(InputForceConflicts, &in.ForceConflicts)
 	boolean(InputAllowDestructive, &in.AllowDestructive)
 	boolean(InputComment, &in.Comment)
+	boolean(InputRequireReviewed, &in.RequireReviewedPlan)
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputScope, &in.Scope)
 	in.Scope = strings.ToLower(in.Scope)
@@ -176,6 +184,21 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 		errs = append(errs, fmt.Errorf("input %s: %q is not a scope: want managed, namespaces or cluster", InputScope, in.Scope))
 	}
 	return in, errors.Join(errs...)
+}
+
+// getInput reads input name as the runner passes it to a container or
+// JavaScript action (INPUT_INVENTORY-NAMESPACE), else as a composite
+// action's step may (INPUT_INVENTORY_NAMESPACE), trimmed.
+func getInput(a *githubactions.Action, name string) string {
+	if v := a.GetInput(name); v != "" {
+		return v
+	}
+	return strings.TrimSpace(a.Getenv(inputEnvUnderscore(name)))
+}
+
+// inputEnvUnderscore is inputEnv with dashes as underscores.
+func inputEnvUnderscore(name string) string {
+	return strings.ReplaceAll(inputEnv(name), "-", "_")
 }
 
 // inputEnv is the environment variable the runner passes input name in, as

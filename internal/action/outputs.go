@@ -18,6 +18,7 @@ const (
 	OutputSnapshotID   = "snapshot-id"
 	OutputCommentURL   = "comment-url"
 	OutputRollback     = "rollback"
+	OutputReviewedPlan = "reviewed-plan"
 )
 
 // Outputs are the step outputs of a run.
@@ -40,6 +41,9 @@ type Outputs struct {
 	// Rollback: the run rolled back (a rollback run, or a re-run of an
 	// older commit).
 	Rollback bool
+	// ReviewedPlan, on apply: "same" when the plan is the one reviewed in
+	// the pull request, "differs", "missing", or empty when not checked.
+	ReviewedPlan string
 }
 
 // fileCommandDelimiter is the heredoc delimiter go-githubactions writes
@@ -69,6 +73,7 @@ func SetOutputs(a *githubactions.Action, o Outputs) error {
 		{OutputSnapshotID, o.SnapshotID},
 		{OutputCommentURL, o.CommentURL},
 		{OutputRollback, strconv.FormatBool(o.Rollback)},
+		{OutputReviewedPlan, o.ReviewedPlan},
 	}
 	for _, kv := range outputs {
 		if strings.Contains(kv[1], fileCommandDelimiter) {

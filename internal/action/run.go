@@ -21,6 +21,7 @@ import (
 	"github.com/snapply/snapply/internal/render"
 	"github.com/snapply/snapply/internal/report"
 	"github.com/snapply/snapply/internal/restore"
+	"github.com/snapply/snapply/internal/store"
 )
 
 // Commenter is what a run needs of GitHub: the sticky comment, the pull
@@ -30,6 +31,7 @@ type Commenter interface {
 	UpsertComment(ctx context.Context, number int, key string, parts []string) (github.CommentResult, error)
 	MergedPullRequest(ctx context.Context, sha string) (int, error)
 	DownloadRunArtifact(ctx context.Context, runID int64, name, prefix, dstDir string) (string, error)
+	CommentBody(ctx context.Context, number int, key string) (string, bool, error)
 }
 
 // Deps are what Run is given by the command layer.
@@ -132,7 +134,7 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	r.outputs.Summary = p.Plan.Summary
 	r.outputs.SnapshotID = p.Before.ID
 	if cfg.Mode == ModePlan {
-		return r.reportPlan(ctx, p.Plan)
+		return r.reportPlan(ctx, p.Plan, r.review(p))
 	}
 	if restored == nil {
 		kind := ClassifyApply(cfg.Event, p.Inventory)
@@ -142,7 +144,14 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 			r.title = fmt.Sprintf("snapply %s for `%s`", kind.Line, cfg.Inputs.Name)
 		}
 	}
-	return r.deploy(ctx, p, restored)
+	var reviewed string
+	if restored == nil {
+		var ok bool
+		if reviewed, ok = r.checkReviewed(ctx, p); !ok {
+			return r.refuseUnreviewed(ctx, reviewed)
+		}
+	}
+	return r.deploy(ctx, p, restored, reviewed)
 }
 
 // options are the engine's options from the inputs.
@@ -186,7 +195,7 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 }
 
 // reportPlan writes the plan to the job summary and the sticky comment.
-func (r *run) reportPlan(ctx context.Context, pl *plan.Plan) error {
+func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, review Review) error {
 	mdOpts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(r.cfg.Event.HeadSHA)}
 	var full bytes.Buffer
 	if err := report.Markdown(&full, pl, mdOpts); err != nil {
@@ -198,10 +207,13 @@ func (r *run) reportPlan(ctx context.Context, pl *plan.Plan) error {
 	// The comment leaves out the snapshot ID, which changes on every run.
 	stable := *pl
 	stable.Snapshot = ""
-	parts, err := report.SplitMarkdown(&stable, mdOpts, github.Budget(r.cfg.Inputs.Name))
+	// The first part carries the review of the plan, for the apply on merge.
+	marker := review.Marker() + "\n"
+	parts, err := report.SplitMarkdown(&stable, mdOpts, github.Budget(r.cfg.Inputs.Name)-len(marker))
 	if err != nil {
 		return err
 	}
+	parts[0] = marker + parts[0]
 	r.comment(ctx, r.cfg.Event.PR, CommentKey(r.cfg.Inputs.Name, ModePlan), parts)
 	if err := SetOutputs(r.a, r.outputs); err != nil {
 		return err
@@ -213,7 +225,7 @@ func (r *run) reportPlan(ctx context.Context, pl *plan.Plan) error {
 }
 
 // deploy applies, then reports to the summary and the merged pull request.
-func (r *run) deploy(ctx context.Context, p *engine.Prepared, restored *restore.Set) error {
+func (r *run) deploy(ctx context.Context, p *engine.Prepared, restored *restore.Set, reviewed string) error {
 	var res *apply.Result
 	var recErr error
 	err := Group(r.a, "snapply apply: waves, prune, wait, record", func() error {
@@ -233,7 +245,7 @@ func (r *run) deploy(ctx context.Context, p *engine.Prepared, restored *restore.
 		// it restores.
 		pr, sha = 0, restored.Run.Source.Commit
 	}
-	ropts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(sha)}
+	ropts := report.MarkdownOptions{Title: r.title, Details: true, Header: joinLines(r.header(sha), reviewed)}
 	var full bytes.Buffer
 	if err := report.ResultMarkdown(&full, res, ropts); err != nil {
 		return err
@@ -291,6 +303,108 @@ func (r *run) comment(ctx context.Context, pr int, key string, parts []string) {
 	}
 	r.outputs.CommentURL = res.URL
 	r.deps.Progress("comment %s: %d created, %d updated, %d unchanged, %d deleted", res.URL, res.Created, res.Updated, res.Unchanged, res.Deleted)
+}
+
+// review returns the review of a plan: what its comment records.
+func (r *run) review(p *engine.Prepared) Review {
+	key, _ := store.KeyFromEnv(r.a.Getenv)
+	return ReviewOf(p.Plan, p.Desired, key)
+}
+
+// checkReviewed compares the plan with the one reviewed in the pull
+// request the pushed commit came from, and says so in a line for the
+// reports, the log and the reviewed-plan output. It reports false when
+// the plan must not be applied (require-reviewed-plan).
+func (r *run) checkReviewed(ctx context.Context, p *engine.Prepared) (string, bool) {
+	require := r.cfg.Inputs.RequireReviewedPlan
+	if r.deps.GitHub == nil {
+		if require {
+			r.outputs.ReviewedPlan = "missing"
+			return fmt.Sprintf("**Not applied:** no reviewed plan could be read (%v).", r.deps.GitHubErr), false
+		}
+		return "", true
+	}
+	pr := r.cfg.Event.PR
+	if pr == 0 && r.cfg.Event.SHA != "" {
+		n, err := r.deps.GitHub.MergedPullRequest(ctx, r.cfg.Event.SHA)
+		if err != nil {
+			r.a.Warningf("cannot find the pull request of %s: %s", r.cfg.Event.SHA, OneLine(err.Error()))
+		}
+		pr = n
+	}
+	missing := func(why string) (string, bool) {
+		r.outputs.ReviewedPlan = "missing"
+		if require {
+			return "**Not applied:** " + why + " and `require-reviewed-plan` is on. Re-run the plan on the pull request and merge again, or apply with the input off.", false
+		}
+		return why + ".", true
+	}
+	if pr == 0 {
+		return missing("no pull request brought this commit, so there is no reviewed plan")
+	}
+	body, found, err := r.deps.GitHub.CommentBody(ctx, pr, CommentKey(r.cfg.Inputs.Name, ModePlan))
+	if err != nil {
+		r.a.Warningf("cannot read the plan reviewed in #%d: %s", pr, OneLine(err.Error()))
+		return missing(fmt.Sprintf("the plan reviewed in #%d could not be read", pr))
+	}
+	reviewed, ok := ParseReview(body)
+	if !found || !ok {
+		return missing(fmt.Sprintf("#%d has no plan comment of snapply for `%s`", pr, r.cfg.Inputs.Name))
+	}
+	diffs := reviewed.Differences(r.review(p))
+	if len(diffs) == 0 {
+		r.outputs.ReviewedPlan = "same"
+		line := fmt.Sprintf("Applies the plan reviewed in #%d.", pr)
+		r.a.Noticef("%s", line)
+		return line, true
+	}
+	r.outputs.ReviewedPlan = "differs"
+	line := fmt.Sprintf("Differs from the plan reviewed in #%d (main moved, or the cluster changed, since the review):", pr)
+	r.a.Warningf("%s %s", line, strings.Join(diffs, "; "))
+	text := line + "\n" + bulletList(diffs)
+	if require {
+		return "**Not applied:** " + text + "\n`require-reviewed-plan` is on: re-run the plan on the pull request and review it, or apply with the input off.", false
+	}
+	return text, true
+}
+
+// refuseUnreviewed reports a plan that require-reviewed-plan keeps from
+// being applied: nothing in the cluster changes, and the step fails.
+func (r *run) refuseUnreviewed(ctx context.Context, why string) error {
+	md := "## " + r.title + "\n\n" + joinLines(r.header(r.cfg.Event.SHA), why) + "\n"
+	if err := WriteSummary(r.a, md); err != nil {
+		return err
+	}
+	if pr := r.cfg.Event.PR; pr != 0 || r.deps.GitHub != nil {
+		if pr == 0 {
+			pr, _ = r.deps.GitHub.MergedPullRequest(ctx, r.cfg.Event.SHA)
+		}
+		r.comment(ctx, pr, CommentKey(r.cfg.Inputs.Name, ModeApply), []string{md})
+	}
+	if err := SetOutputs(r.a, r.outputs); err != nil {
+		return err
+	}
+	return &ExitError{Code: 1, Err: fmt.Errorf("not applied: the plan is not the reviewed one (require-reviewed-plan)")}
+}
+
+// joinLines joins the non-empty markdown blocks with blank lines.
+func joinLines(blocks ...string) string {
+	var out []string
+	for _, b := range blocks {
+		if b != "" {
+			out = append(out, b)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// bulletList renders lines as a markdown list, in code spans.
+func bulletList(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("- `" + strings.ReplaceAll(l, "`", "'") + "`\n")
+	}
+	return b.String()
 }
 
 // header is the line under a report's title that names the commit and

@@ -145,3 +145,23 @@ func (c *Client) findComments(ctx context.Context, number int, key string) (map[
 func sameBody(stored, body string) bool {
 	return strings.ReplaceAll(stored, "\r\n", "\n") == body
 }
+
+// CommentBody returns the text of the first part of key's sticky comment on
+// issue or pull request number, without its marker line, and false when
+// there is none.
+func (c *Client) CommentBody(ctx context.Context, number int, key string) (string, bool, error) {
+	where := fmt.Sprintf("comment %q on %s#%d", key, c.Repository(), number)
+	if number <= 0 {
+		return "", false, fmt.Errorf("%s: the pull request number is not positive", where)
+	}
+	existing, err := c.findComments(ctx, number, key)
+	if err != nil {
+		return "", false, fmt.Errorf("%s: list comments: %w", where, err)
+	}
+	first := existing[1]
+	if len(first) == 0 {
+		return "", false, nil
+	}
+	_, text, _ := strings.Cut(strings.ReplaceAll(first[0].GetBody(), "\r\n", "\n"), "\n")
+	return text, true, nil
+}
