@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,5 +102,28 @@ func TestActionRequireReviewedPlanRefusesADifferentPlan(t *testing.T) {
 	r2 := newRunner(t, env.Namespace(t), map[string]string{"app.yaml": configMaps})
 	if res := r2.run("push-main", map[string]string{"INPUT_REQUIRE-REVIEWED-PLAN": "true"}); res.code != 1 || r2.output("reviewed-plan") != "missing" {
 		t.Errorf("no reviewed plan: exit %d, reviewed-plan %q; want 1 and missing\n%s", res.code, r2.output("reviewed-plan"), res.stdout)
+	}
+}
+
+// Run as root into a workspace another user owns (the Docker image in a
+// container job, docker run with a mounted checkout), the action leaves a
+// store that the workspace's owner can read, for the artifact upload.
+func TestActionStoreBelongsToTheWorkspaceOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	r := newRunner(t, env.Namespace(t), map[string]string{"app.yaml": configMaps})
+	if err := os.Chown(r.workspace, 1001, 1001); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.run("pull_request-opened", nil); res.code != 0 {
+		t.Fatalf("plan: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	fi, err := os.Stat(filepath.Join(r.workspace, r.output("store-path")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1001 || fi.Mode().Perm()&0o400 == 0 {
+		t.Errorf("store owned by uid %d with mode %v; want uid 1001 able to read it", st.Uid, fi.Mode())
 	}
 }

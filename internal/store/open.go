@@ -145,6 +145,10 @@ func Open(path string, opts Options) (db *DB, err error) {
 	if db.bolt, err = db.openBolt(opts, false); err != nil {
 		return nil, err
 	}
+	if err := giveToDirOwner(path); err != nil {
+		db.bolt.Close()
+		return nil, err
+	}
 	if err := db.load(); err != nil {
 		db.bolt.Close()
 		return nil, err

@@ -1,12 +1,54 @@
-// Package version holds the version of the snapply binary. `make build` sets
-// both variables with the linker:
+// Package version holds the version of the snapply binary. `make build` and
+// the release set both variables with the linker:
 //
 //	go build -ldflags "-X github.com/snapply/snapply/internal/version.Version=$(git describe --tags --always --dirty) -X github.com/snapply/snapply/internal/version.Commit=$(git rev-parse HEAD)"
+//
+// A binary built without them (`go install github.com/snapply/snapply/cmd/snapply@v1.2.3`)
+// takes both from its build information: the module version and the VCS
+// revision Go stamps in.
 package version
 
+import "runtime/debug"
+
 // Version is the release the binary was built from, as `git describe --tags
-// --always --dirty` names it; "dev" for a build without the linker flags.
+// --always --dirty` names it; else the module version of a `go install`;
+// "dev" when neither is known.
 var Version = "dev"
 
 // Commit is the git commit the binary was built from, or "unknown".
 var Commit = "unknown"
+
+func init() {
+	bi, _ := debug.ReadBuildInfo()
+	Version, Commit = resolve(Version, Commit, bi)
+}
+
+// resolve fills in a version and commit the linker did not set from the
+// build information, when it has them.
+func resolve(version, commit string, bi *debug.BuildInfo) (string, string) {
+	if bi == nil {
+		return version, commit
+	}
+	if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	if commit == "unknown" {
+		var rev string
+		var dirty bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			commit = rev
+			if dirty {
+				commit += "-dirty"
+			}
+		}
+	}
+	return version, commit
+}
