@@ -2,6 +2,7 @@ package action
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,8 +29,9 @@ type Config struct {
 // mode input is taken as given (rollback needs rollback-to). In mode auto:
 //
 //   - pull_request, pull_request_target: plan; nothing for a closed pull
-//     request, nor for a pull_request from a fork when the kubeconfig input
-//     is empty (GitHub gives such runs no secrets);
+//     request, nor for a pull_request from a fork when no credentials can
+//     be found at all: no kubeconfig input and no AmbientCredentials
+//     (GitHub gives such runs no secrets and no OIDC token);
 //   - push to the default branch: apply; a push elsewhere: nothing;
 //   - workflow_dispatch with rollback-to: rollback; without it, nothing: a
 //     manual run re-applies only when the mode input says apply;
@@ -50,11 +52,37 @@ func Load(a *githubactions.Action) (*Config, error) {
 	if in.RollbackTo == "" && ev.Name == EventWorkflowDispatch {
 		in.RollbackTo = strings.TrimSpace(p.dispatchInputs[InputRollbackTo])
 	}
-	mode, notice, err := resolveMode(in, ev)
+	mode, notice, err := resolveMode(in, ev, AmbientCredentials(a.Getenv))
 	if err != nil {
 		return nil, err
 	}
 	return &Config{Inputs: in, Event: ev, Mode: mode, Notice: notice}, nil
+}
+
+// AmbientCredentials reports whether the runner has cluster credentials of
+// its own, as kubectl would find them: a KUBECONFIG file that exists (what
+// a cloud sign-in step such as aws eks update-kubeconfig wrote), else
+// ~/.kube/config, else the in-cluster service account (a runner in
+// Kubernetes).
+func AmbientCredentials(getenv func(string) string) bool {
+	if kc := getenv("KUBECONFIG"); kc != "" {
+		for _, p := range filepath.SplitList(kc) {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				return true
+			}
+		}
+		return false
+	}
+	if home := getenv("HOME"); home != "" {
+		if fi, err := os.Stat(filepath.Join(home, ".kube", "config")); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	if getenv("KUBERNETES_SERVICE_HOST") != "" {
+		_, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/token")
+		return err == nil
+	}
+	return false
 }
 
 // StoreFile is the store file to open: the store input resolved against the

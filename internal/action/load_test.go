@@ -1,6 +1,7 @@
 package action
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,46 @@ func TestLoadMode(t *testing.T) {
 				return newRunner(t, prFork).input(InputKubeconfig, testKubeconfig)
 			},
 			want: ModePlan,
+		},
+		{
+			name: "pull request from a fork with a KUBECONFIG the runner signed in with: plan",
+			runner: func(t *testing.T) *runner {
+				r := newRunner(t, prFork)
+				kc := filepath.Join(t.TempDir(), "config")
+				if err := os.WriteFile(kc, []byte(testKubeconfig), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				r.env["KUBECONFIG"] = filepath.Join(t.TempDir(), "missing") + string(filepath.ListSeparator) + kc
+				return r
+			},
+			want: ModePlan,
+		},
+		{
+			name: "pull request from a fork with ~/.kube/config: plan",
+			runner: func(t *testing.T) *runner {
+				r := newRunner(t, prFork)
+				home := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(home, ".kube"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(home, ".kube", "config"), []byte(testKubeconfig), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				r.env["HOME"] = home
+				return r
+			},
+			want: ModePlan,
+		},
+		{
+			name: "pull request from a fork whose KUBECONFIG does not exist: nothing",
+			runner: func(t *testing.T) *runner {
+				r := newRunner(t, prFork)
+				r.env["KUBECONFIG"] = filepath.Join(t.TempDir(), "missing")
+				r.env["HOME"] = t.TempDir()
+				return r
+			},
+			want:   ModeNone,
+			notice: []string{"#57", "no cluster credentials were found"},
 		},
 		{
 			name: "pull_request_target from a fork: plan",

@@ -33,7 +33,7 @@ func validMode(m string) bool {
 
 // resolveMode decides what the run does (see Load). For ModeNone the
 // string says why, in one line.
-func resolveMode(in Inputs, ev Event) (Mode, string, error) {
+func resolveMode(in Inputs, ev Event, credentials bool) (Mode, string, error) {
 	switch Mode(in.Mode) {
 	case ModePlan, ModeApply:
 		return Mode(in.Mode), "", nil
@@ -54,12 +54,12 @@ func resolveMode(in Inputs, ev Event) (Mode, string, error) {
 		if ev.Action == "closed" {
 			return ModeNone, fmt.Sprintf("pull request #%d is closed: nothing to plan (a push to the default branch applies what was merged)", ev.PR), nil
 		}
-		if ev.Fork && ev.Name == EventPullRequest && in.Kubeconfig == "" {
+		if ev.Fork && ev.Name == EventPullRequest && in.Kubeconfig == "" && !credentials {
 			from := "a deleted fork"
 			if ev.HeadRepository != "" {
 				from = "the fork " + ev.HeadRepository
 			}
-			return ModeNone, fmt.Sprintf("pull request #%d comes from %s: GitHub gives its pull_request workflow no secrets, so there is no kubeconfig to plan with; nothing to do", ev.PR, from), nil
+			return ModeNone, fmt.Sprintf("pull request #%d comes from %s: GitHub gives its pull_request workflow no secrets and no OIDC token, and no cluster credentials were found (no kubeconfig input, no KUBECONFIG file, no ~/.kube/config, not in a cluster); nothing to do", ev.PR, from), nil
 		}
 		return ModePlan, "", nil
 	case EventPush:

@@ -20,6 +20,7 @@ func TestSetOutputs(t *testing.T) {
 		ArtifactName: "snapply-prod-9876543210-1",
 		SnapshotID:   "01JNQ7ZK3V8Y4TQ2B6M5R9W1XC",
 		CommentURL:   "https://github.com/acme/platform-deploy/pull/42#issuecomment-2700000001",
+		ReviewedPlan: "same",
 	}
 	if err := SetOutputs(r.action(), o); err != nil {
 		t.Fatal(err)
@@ -33,6 +34,7 @@ func TestSetOutputs(t *testing.T) {
 		"snapshot-id":   "01JNQ7ZK3V8Y4TQ2B6M5R9W1XC",
 		"comment-url":   "https://github.com/acme/platform-deploy/pull/42#issuecomment-2700000001",
 		"rollback":      "false",
+		"reviewed-plan": "same",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GITHUB_OUTPUT (-want +got):\n%s", diff)
