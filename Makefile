@@ -3,7 +3,7 @@
 #   make tools    build etcd, kube-apiserver, controllers and kwok for the tests
 #   make build    bin/snapply, with the version from git
 #   make test     lint, then every test with -race against a real API server
-#   make lint     go vet, gofmt and go mod tidy checks (changes nothing)
+#   make lint     go vet, gofmt, go mod tidy, actionlint, shellcheck and docs checks (changes nothing)
 #   make fuzz     each Fuzz target in FUZZPKGS (./...) for FUZZTIME (30s)
 #   make bench    hack/bench.sh, hack/storebench, hack/loadbench.sh
 #   make demo     hack/demo.sh
@@ -29,7 +29,7 @@ FUZZPKGS ?= ./...
 # KUBEBUILDER_ASSETS for the tests: the caller's, else what hack/tools.sh built.
 ASSETS = $${KUBEBUILDER_ASSETS:-$$(hack/tools.sh envtest)}
 
-.PHONY: tools build test lint vet fmt-check tidy-check fuzz bench demo clean clean-tools
+.PHONY: tools build test lint vet fmt-check tidy-check actionlint docs-check fuzz bench demo clean clean-tools
 
 # The tests also run kube-controller-manager, kube-scheduler and kwok (real
 # rollouts in the readiness and local-cluster tests).
@@ -43,7 +43,22 @@ test: lint tools
 	assets="$(ASSETS)"; \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 ./...
 
-lint: vet fmt-check tidy-check
+lint: vet fmt-check tidy-check actionlint docs-check
+
+# actionlint over the project's workflows and the ones docs/ tells users to
+# copy (e2e.yml runs `uses: ./`, so the action's inputs are checked too).
+# Its shellcheck pass is off so that the result does not depend on whether
+# shellcheck is installed; scripts/ are checked by shellcheck when it is.
+actionlint:
+	dir=$$(hack/tools.sh lint | tail -n 1); \
+	"$$dir/actionlint-v1.7.12" -shellcheck= .github/workflows/*.yml docs/workflows/*.yml
+	if command -v shellcheck >/dev/null; then shellcheck -e SC1091 scripts/*.sh hack/*.sh hack/lib/*.sh; fi
+
+# The README's workflow is docs/workflows/plan-and-apply.yml, copied exactly.
+docs-check:
+	awk '/^<!-- workflow: docs\/workflows\/plan-and-apply.yml -->/{f=1; next} f && /^```yaml/{p=1; next} p && /^```/{exit} p' README.md > .readme-workflow.tmp; \
+	if ! diff -u docs/workflows/plan-and-apply.yml .readme-workflow.tmp; then rm -f .readme-workflow.tmp; echo "README's workflow differs from docs/workflows/plan-and-apply.yml: copy it" >&2; exit 1; fi; \
+	rm -f .readme-workflow.tmp
 
 vet:
 	$(GO) vet ./...

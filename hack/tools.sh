@@ -6,6 +6,7 @@
 #   hack/tools.sh envtest   etcd + kube-apiserver            (make test)
 #   hack/tools.sh cluster   + kube-controller-manager, kube-scheduler, kwok (make demo)
 #   hack/tools.sh bench     + kubectl, kapp                  (make bench)
+#   hack/tools.sh lint      actionlint                       (make lint)
 #   hack/tools.sh dir       print the directory that holds the binaries
 #
 # The directory is $SNAPPLY_TOOLS_DIR, else ~/.cache/snapply/tools/<versions>.
@@ -45,6 +46,13 @@ cluster() {
   build kwok sigs.k8s.io/kwok/cmd/kwok kwok
 }
 
+# actionlint's version is in its binary's name: a new pin builds anew.
+actionlint_version=v1.7.12
+
+lint() {
+  build actionlint github.com/rhysd/actionlint/cmd/actionlint "actionlint-$actionlint_version"
+}
+
 bench() {
   cluster
   build kube k8s.io/kubernetes/cmd/kubectl kubectl
@@ -62,7 +70,8 @@ case "${1:-envtest}" in
     ;;
   cluster) cluster ;;
   bench) bench ;;
+  lint) lint ;;
   dir) ;;
-  *) echo "usage: $0 envtest|cluster|bench|dir" >&2; exit 2 ;;
+  *) echo "usage: $0 envtest|cluster|bench|lint|dir" >&2; exit 2 ;;
 esac
 echo "$dir"

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -46,6 +47,9 @@ type Options struct {
 	Dir string
 }
 
+// TokenUser is the user of Env.Token.
+const TokenUser = "snapply-token-user"
+
 // DefaultOptions returns the options Main uses: an API server and etcd, no
 // controllers, in a temporary directory.
 func DefaultOptions() Options {
@@ -63,6 +67,11 @@ type Env struct {
 	// Dir holds etcd's data, certificates, the kubeconfig and the logs of
 	// every process (logs/NAME.log).
 	Dir string
+	// Token is a bearer token the API server accepts (its
+	// --token-auth-file) for the user TokenUser in group system:masters:
+	// for credentials that do not come from the kubeconfig, such as an
+	// exec credential plugin. It is new on every start.
+	Token string
 
 	client  kubernetes.Interface
 	te      *envtest.Environment
@@ -179,6 +188,12 @@ func (e *Env) startControlPlane(assetsDir string) error {
 	api.CertDir = e.certDir()
 	api.Out, api.Err = apiLog, apiLog
 	api.Configure().Set("service-cluster-ip-range", ServiceClusterIPRange)
+	e.Token = rand.Text()
+	tokens := filepath.Join(e.certDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(e.Token+","+TokenUser+","+TokenUser+",\"system:masters\"\n"), 0o600); err != nil {
+		return fmt.Errorf("test environment: %w", err)
+	}
+	api.Configure().Set("token-auth-file", tokens)
 
 	// Watch the processes while envtest starts them, so that a test binary
 	// interrupted during the start leaves nothing behind either.

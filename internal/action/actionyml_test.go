@@ -1,0 +1,82 @@
+package action
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// actionYAML is the part of action.yml the runner reads.
+type actionYAML struct {
+	Inputs  map[string]struct{ Default string } `json:"inputs"`
+	Outputs map[string]struct{ Value string }   `json:"outputs"`
+	Runs    struct {
+		Using string `json:"using"`
+		Steps []struct {
+			ID   string            `json:"id"`
+			Uses string            `json:"uses"`
+			Run  string            `json:"run"`
+			Env  map[string]string `json:"env"`
+		} `json:"steps"`
+	} `json:"runs"`
+}
+
+// action.yml declares what the code reads and writes, runs on the host,
+// and hands every input to `snapply action` (a composite action's steps
+// get no INPUT_* variables of their own).
+func TestActionYAMLMatchesTheCode(t *testing.T) {
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionYAML
+	if err := yaml.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs.Using != "composite" {
+		t.Errorf("runs.using = %q, want composite", a.Runs.Using)
+	}
+	var run map[string]string
+	for _, s := range a.Runs.Steps {
+		if strings.Contains(s.Uses, "docker") || strings.Contains(s.Run, "docker build") {
+			t.Errorf("step %q builds or runs a container", s.ID)
+		}
+		if at := strings.Index(s.Uses, "@"); at >= 0 && len(s.Uses[at+1:]) != 40 {
+			t.Errorf("step uses %s: not pinned by a full commit SHA", s.Uses)
+		}
+		if s.ID == "run" {
+			run = s.Env
+		}
+	}
+	if run == nil {
+		t.Fatal("no step with id run")
+	}
+	inputs := []string{InputPath, InputMode, InputKubeconfig, InputContext, InputName, InputInventoryNamespace,
+		InputGitHubToken, InputStore, InputPrune, InputWait, InputTimeout, InputForceConflicts, InputAllowDestructive,
+		InputComment, InputRollbackTo, InputScope, InputRequireReviewed}
+	for _, in := range inputs {
+		if _, ok := a.Inputs[in]; !ok {
+			t.Errorf("input %s is read by the code but not declared", in)
+		}
+		if got := run[inputEnvUnderscore(in)]; got != "${{ inputs."+in+" }}" {
+			t.Errorf("the run step passes %s as %q, want ${{ inputs.%s }}", inputEnvUnderscore(in), got, in)
+		}
+	}
+	for name := range a.Inputs {
+		if !slices.Contains(inputs, name) && name != "upload-store" && name != "retention-days" {
+			t.Errorf("input %s is declared but nothing reads it", name)
+		}
+	}
+	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan}
+	for _, o := range outputs {
+		if got := a.Outputs[o].Value; got != "${{ steps.run.outputs."+o+" }}" {
+			t.Errorf("output %s = %q, want the run step's", o, got)
+		}
+	}
+	if len(a.Outputs) != len(outputs) {
+		t.Errorf("action.yml declares %d outputs, the code writes %d", len(a.Outputs), len(outputs))
+	}
+}
