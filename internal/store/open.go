@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -59,6 +60,12 @@ type Options struct {
 	// (a rollback restores them). Nil keeps only digests. See KeyFromEnv.
 	SealKey []byte
 
+	// FileKey, 32 bytes (the store key, like SealKey), makes the file
+	// encrypted as a whole (see EncryptFile): an encrypted file is
+	// decrypted into a private temporary file, and a store opened for
+	// writing is written back encrypted by Close, also when it was plain.
+	// An encrypted file cannot be opened without it.
+	FileKey []byte
 	// pageSize overrides the bbolt page size of a new file (tests).
 	pageSize int
 }
@@ -72,6 +79,8 @@ func DefaultOptions() Options {
 // DB is an open store. Its methods are safe for concurrent use; like bbolt,
 // it allows many readers and one writer at a time.
 type DB struct {
+	// enc is set when the file at path is used through a plain copy.
+	enc         *encrypted
 	path        string
 	bolt        *bolt.DB
 	readOnly    bool
@@ -89,7 +98,98 @@ type DB struct {
 //
 // Before bbolt reads a file that already exists, Open checks the structure
 // of every page of it under a shared lock, which reads the whole file.
-func Open(path string, opts Options) (db *DB, err error) {
+func Open(path string, opts Options) (*DB, error) {
+	id, encryptedFile, err := EncryptedKeyID(path)
+	if err != nil {
+		return nil, err
+	}
+	if !encryptedFile && (opts.FileKey == nil || opts.ReadOnly) {
+		return openPlain(path, opts)
+	}
+	if !encryptedFile && !opts.ReadOnly {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("store: %s: is a directory", path)
+		}
+	}
+	if opts.FileKey == nil {
+		return nil, fmt.Errorf("store: %s: %w with key %s; set %s (or the variable --store-key-env names) to the key it was written with", path, ErrEncrypted, id, KeyEnv)
+	}
+	return openEncrypted(path, opts)
+}
+
+// encrypted is the state of a store used through a plain copy.
+type encrypted struct {
+	path string   // the encrypted file
+	dir  string   // the private directory of the plain copy
+	lock *os.File // held on path while open
+	key  []byte
+}
+
+// openEncrypted opens the store at path (encrypted, or plain or missing
+// when it is to be written encrypted) through a plain copy in a private
+// temporary directory.
+func openEncrypted(path string, opts Options) (db *DB, err error) {
+	lock, err := lockPath(path, opts.ReadOnly, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "snapply-store-")
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	enc := &encrypted{path: path, dir: dir, lock: lock, key: append([]byte(nil), opts.FileKey...)}
+	defer func() {
+		if err != nil {
+			enc.release()
+		}
+	}()
+	plain := filepath.Join(dir, filepath.Base(path))
+	_, isEnc, err := EncryptedKeyID(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case isEnc:
+		if err := DecryptFile(path, plain, opts.FileKey); err != nil {
+			return nil, err
+		}
+	default:
+		if err := copyPlain(path, plain); err != nil {
+			return nil, err
+		}
+	}
+	inner := opts
+	inner.FileKey = nil
+	if db, err = openPlain(plain, inner); err != nil {
+		return nil, errors.New(strings.ReplaceAll(err.Error(), plain, path))
+	}
+	db.path, db.enc = path, enc
+	return db, nil
+}
+
+// copyPlain copies the plain store at src, if any, to dst.
+func copyPlain(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", src, unwrapPath(err))
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return os.WriteFile(dst, b, 0o600)
+}
+
+// release removes the plain copy and unlocks the file.
+func (e *encrypted) release() error {
+	err := os.RemoveAll(e.dir)
+	if cerr := e.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// openPlain opens a plain (not encrypted) store file.
+func openPlain(path string, opts Options) (db *DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -253,7 +353,9 @@ func (db *DB) checkSchema(v []byte) error {
 	return nil
 }
 
-// Close closes the store. For a writable store it first cuts the file to
+// Close closes the store. A store used through a plain copy (Options.FileKey)
+// is written back encrypted first, when opened for writing, and its copy
+// removed. For a writable store it first cuts the file to
 // the pages in use: bbolt grows a file in large steps, and the pages past
 // its high-water mark hold nothing (best effort; where the system refuses
 // to shorten a mapped file, the file keeps its size).
@@ -264,12 +366,21 @@ func (db *DB) Close() error {
 	if !db.readOnly {
 		db.shrink()
 	}
+	plain := db.bolt.Path()
 	err := db.bolt.Close()
 	db.bolt = nil
 	if err != nil {
-		return fmt.Errorf("store: %s: %w", db.path, err)
+		err = fmt.Errorf("store: %s: %w", db.path, err)
 	}
-	return nil
+	if e := db.enc; e != nil {
+		db.enc = nil
+		if err == nil && !db.readOnly {
+			// The previous file stays until the new one is complete.
+			err = EncryptFile(plain, e.path, e.key)
+		}
+		err = errors.Join(err, e.release())
+	}
+	return err
 }
 
 // shrink truncates the file to bbolt's high-water mark. It holds the write
