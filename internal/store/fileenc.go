@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"filippo.io/age"
 )
@@ -30,9 +31,15 @@ import (
 // The key ID is the first 16 hex characters of HMAC-SHA256(key,
 // "snapply store key id v1"): it names the key a file needs without
 // revealing it. The age file has one scrypt recipient whose passphrase is
-// derived from the key with HKDF-SHA256; its work factor is low because the
-// key is 32 bytes of entropy (a passphrase key is only as strong as the
-// passphrase, see KeyFromEnv).
+// derived from the key with HKDF-SHA256. Its work factor is low (2^10)
+// because the key is 32 bytes that are random or already stretched:
+// KeyFromVar runs a passphrase through scrypt (2^15) before it is a key, so
+// the key ID, which is cheaper to test than the age header, gives no
+// shortcut to guessing a passphrase either.
+//
+// A file is written back through a temporary file in its directory that is
+// synced and then renamed over it (and the directory synced): a crash
+// leaves the previous file or the new one, never a mix.
 
 // encMagic starts the header line of an encrypted store file.
 const encMagic = "snapply-encrypted-store v1 key-id="
@@ -158,11 +165,8 @@ func DecryptFile(src, dst string, key []byte) error {
 	if !ok {
 		return fmt.Errorf("store: %s: not an encrypted store file", src)
 	}
-	if len(key) == 0 {
-		return fmt.Errorf("store: %s: %w with key %s; set %s (or the variable --store-key-env names) to the key it was written with", src, ErrEncrypted, id, KeyEnv)
-	}
-	if KeyID(key) != id {
-		return fmt.Errorf("store: %s: %w: it was written with key %s, the key given is %s", src, ErrWrongFileKey, id, KeyID(key))
+	if err := checkFileKey(src, id, key); err != nil {
+		return err
 	}
 	pass, err := agePassphrase(key)
 	if err != nil {
@@ -175,7 +179,8 @@ func DecryptFile(src, dst string, key []byte) error {
 	ident.SetMaxWorkFactor(encWorkFactor)
 	ar, err := age.Decrypt(br, ident)
 	if err != nil {
-		return fmt.Errorf("store: %s: %w (key %s): %v", src, ErrWrongFileKey, id, err)
+		// The key ID matched: the file, not the key, is wrong.
+		return fmt.Errorf("store: %s: %w: encrypted store: %v", src, ErrCorrupt, err)
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -183,9 +188,32 @@ func DecryptFile(src, dst string, key []byte) error {
 	}
 	if _, err := io.Copy(out, ar); err != nil {
 		out.Close()
-		return fmt.Errorf("store: %s: %w: %v", src, ErrCorrupt, err)
+		os.Remove(dst)
+		return fmt.Errorf("store: %s: %w: encrypted store: %v", src, ErrCorrupt, err)
 	}
 	return out.Close()
+}
+
+// syncDir makes a rename in dir durable (best effort: not every system
+// syncs directories).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// checkFileKey says, in one line naming the file and the key IDs, that an
+// encrypted file with key ID id does not open without a key (ErrEncrypted)
+// or with key (ErrWrongFileKey).
+func checkFileKey(path, id string, key []byte) error {
+	if len(key) == 0 {
+		return fmt.Errorf("store: %s: %w with key ID %s, and no store key was given", path, ErrEncrypted, id)
+	}
+	if given := KeyID(key); given != id {
+		return fmt.Errorf("store: %s: %w: the file needs key ID %s, the key given has key ID %s", path, ErrWrongFileKey, id, given)
+	}
+	return nil
 }
 
 // replaceFile writes path through write into a temporary file next to it,
@@ -215,5 +243,94 @@ func replaceFile(path string, write func(io.Writer) error) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("store: %s: %w", path, unwrapPath(err))
 	}
+	syncDir(filepath.Dir(path))
 	return giveToDirOwner(path)
+}
+
+// EncryptStore encrypts the plain store file at path in place with key.
+// It refuses a file that is missing, already encrypted, or not a store.
+func EncryptStore(path string, key []byte, timeout time.Duration) error {
+	return convertStore(path, timeout, func(isEnc bool, id, plain string) error {
+		if isEnc {
+			return fmt.Errorf("store: %s: already encrypted, with key ID %s (rekey changes the key)", path, id)
+		}
+		return copyPlain(path, plain)
+	}, func(plain string) error {
+		return EncryptFile(plain, path, key)
+	})
+}
+
+// DecryptStore replaces the encrypted store file at path with its plain
+// store, given the key it was written with.
+func DecryptStore(path string, key []byte, timeout time.Duration) error {
+	return convertStore(path, timeout, func(isEnc bool, id, plain string) error {
+		if !isEnc {
+			return fmt.Errorf("store: %s: not an encrypted store file", path)
+		}
+		return DecryptFile(path, plain, key)
+	}, func(plain string) error {
+		return replaceFile(path, func(w io.Writer) error {
+			f, err := os.Open(plain)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(w, f)
+			return err
+		})
+	})
+}
+
+// RekeyStore re-encrypts the encrypted store file at path, written with
+// oldKey, with newKey; afterwards only newKey opens it. The sealed Secret
+// values inside stay sealed with the key they were sealed with.
+func RekeyStore(path string, oldKey, newKey []byte, timeout time.Duration) error {
+	return convertStore(path, timeout, func(isEnc bool, id, plain string) error {
+		if !isEnc {
+			return fmt.Errorf("store: %s: not an encrypted store file (encrypt it instead)", path)
+		}
+		return DecryptFile(path, plain, oldKey)
+	}, func(plain string) error {
+		return EncryptFile(plain, path, newKey)
+	})
+}
+
+// convertStore rewrites the existing store file at path, locked against
+// other snapply processes: read makes the plain store in a private
+// temporary directory, which must open as a store, and write replaces
+// path from it. The plain copy is removed in any case.
+func convertStore(path string, timeout time.Duration, read func(isEnc bool, id, plain string) error, write func(plain string) error) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", path, unwrapPath(err))
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("store: %s: is a directory", path)
+	}
+	lock, err := lockPath(path, false, timeout)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	dir, err := os.MkdirTemp("", "snapply-store-")
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", path, err)
+	}
+	defer os.RemoveAll(dir)
+	plain := filepath.Join(dir, filepath.Base(path))
+	id, isEnc, err := EncryptedKeyID(path)
+	if err != nil {
+		return err
+	}
+	if err := read(isEnc, id, plain); err != nil {
+		return err
+	}
+	db, err := openPlain(plain, Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		return renamed(err, plain, path)
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	return write(plain)
 }

@@ -111,8 +111,10 @@ func Open(path string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("store: %s: is a directory", path)
 		}
 	}
-	if opts.FileKey == nil {
-		return nil, fmt.Errorf("store: %s: %w with key %s; set %s (or the variable --store-key-env names) to the key it was written with", path, ErrEncrypted, id, KeyEnv)
+	if encryptedFile {
+		if err := checkFileKey(path, id, opts.FileKey); err != nil {
+			return nil, err
+		}
 	}
 	return openEncrypted(path, opts)
 }
@@ -123,6 +125,10 @@ type encrypted struct {
 	dir  string   // the private directory of the plain copy
 	lock *os.File // held on path while open
 	key  []byte
+	// wasEncrypted: the file was encrypted when opened; with txID, the
+	// last transaction then, Close leaves a file nothing changed as it is.
+	wasEncrypted bool
+	txID         int
 }
 
 // openEncrypted opens the store at path (encrypted, or plain or missing
@@ -141,6 +147,7 @@ func openEncrypted(path string, opts Options) (db *DB, err error) {
 	enc := &encrypted{path: path, dir: dir, lock: lock, key: append([]byte(nil), opts.FileKey...)}
 	defer func() {
 		if err != nil {
+			enc.removeIfEmpty()
 			enc.release()
 		}
 	}()
@@ -150,6 +157,7 @@ func openEncrypted(path string, opts Options) (db *DB, err error) {
 	case err != nil:
 		return nil, err
 	case isEnc:
+		enc.wasEncrypted = true
 		if err := DecryptFile(path, plain, opts.FileKey); err != nil {
 			return nil, err
 		}
@@ -161,10 +169,42 @@ func openEncrypted(path string, opts Options) (db *DB, err error) {
 	inner := opts
 	inner.FileKey = nil
 	if db, err = openPlain(plain, inner); err != nil {
-		return nil, errors.New(strings.ReplaceAll(err.Error(), plain, path))
+		return nil, renamed(err, plain, path)
 	}
 	db.path, db.enc = path, enc
+	enc.txID = db.lastTx()
 	return db, nil
+}
+
+// lastTx returns the ID of the last committed transaction.
+func (db *DB) lastTx() int {
+	var id int
+	db.bolt.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+	return id
+}
+
+// removeIfEmpty removes the empty file that locking a missing store
+// created, when the open fails.
+func (e *encrypted) removeIfEmpty() {
+	if fi, err := e.lock.Stat(); err == nil && fi.Size() == 0 {
+		os.Remove(e.path)
+	}
+}
+
+// renamedError is an error about a plain copy that names the file it is
+// a copy of instead.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
+
+// renamed returns err with the path of the plain copy replaced by path,
+// still matching what err matches (errors.Is, errors.As).
+func renamed(err error, plain, path string) error {
+	return &renamedError{msg: strings.ReplaceAll(err.Error(), plain, path), err: err}
 }
 
 // copyPlain copies the plain store at src, if any, to dst.
@@ -354,8 +394,9 @@ func (db *DB) checkSchema(v []byte) error {
 }
 
 // Close closes the store. A store used through a plain copy (Options.FileKey)
-// is written back encrypted first, when opened for writing, and its copy
-// removed. For a writable store it first cuts the file to
+// is written back encrypted, when opened for writing and changed (or plain
+// before), and its copy removed in any case; a read-only store is never
+// written. For a writable store it first cuts the file to
 // the pages in use: bbolt grows a file in large steps, and the pages past
 // its high-water mark hold nothing (best effort; where the system refuses
 // to shorten a mapped file, the file keeps its size).
@@ -363,6 +404,8 @@ func (db *DB) Close() error {
 	if db == nil || db.bolt == nil {
 		return nil
 	}
+	e := db.enc
+	changed := e != nil && (!e.wasEncrypted || db.lastTx() != e.txID)
 	if !db.readOnly {
 		db.shrink()
 	}
@@ -372,9 +415,9 @@ func (db *DB) Close() error {
 	if err != nil {
 		err = fmt.Errorf("store: %s: %w", db.path, err)
 	}
-	if e := db.enc; e != nil {
+	if e != nil {
 		db.enc = nil
-		if err == nil && !db.readOnly {
+		if err == nil && !db.readOnly && changed {
 			// The previous file stays until the new one is complete.
 			err = EncryptFile(plain, e.path, e.key)
 		}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/crypto/scrypt"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -68,26 +69,43 @@ const (
 )
 
 // KeyFromEnv reads the store key from the environment variable KeyEnv
-// (SNAPPLY_STORE_KEY) through getenv (os.Getenv, or a stub in tests) and
-// returns the 32 bytes of Options.SealKey, or nil when the variable is
+// (SNAPPLY_STORE_KEY) through getenv: KeyFromVar(getenv, KeyEnv).
+func KeyFromEnv(getenv func(string) string) ([]byte, error) {
+	return KeyFromVar(getenv, KeyEnv)
+}
+
+// Passphrase stretching: scrypt with N=2^15, r=8, p=1 (32 MiB, tens of
+// milliseconds once per run) and a fixed salt, so that the same passphrase
+// gives the same key on every machine.
+const (
+	passphraseSalt = "snapply store key v1"
+	passphraseLogN = 15
+)
+
+// KeyFromVar reads the store key from the environment variable name
+// through getenv (os.Getenv, or a stub in tests) and returns the 32 bytes
+// of Options.SealKey and Options.FileKey, or nil when the variable is
 // unset or empty. Surrounding white space is ignored. The value may be:
 //
 //   - 64 hex characters: the key itself (openssl rand -hex 32);
 //   - base64 (standard or URL alphabet, padded or not) of 32 bytes: the
 //     key itself (openssl rand -base64 32);
-//   - anything else: a passphrase, whose SHA-256 is the key. A passphrase
-//     is only as strong as it is long and random: whoever holds the store
-//     file can try guesses of it offline.
+//   - anything else: a passphrase, stretched into the key with scrypt
+//     (N=2^15, r=8, p=1). Whoever holds an encrypted store file can test
+//     guesses of a passphrase offline, at the cost of one scrypt each: a
+//     passphrase is only as strong as it is long and random. Prefer a
+//     random key.
 //
-// A variable that holds only white space is an error, not "no key".
-func KeyFromEnv(getenv func(string) string) ([]byte, error) {
-	v := getenv(KeyEnv)
+// A variable that holds only white space is an error, not "no key". The
+// errors name the variable, never its value.
+func KeyFromVar(getenv func(string) string, name string) ([]byte, error) {
+	v := getenv(name)
 	if v == "" {
 		return nil, nil
 	}
 	s := strings.TrimSpace(v)
 	if s == "" {
-		return nil, fmt.Errorf("%s is set but blank: unset it, or set it to 64 hex characters, base64 of 32 bytes, or a passphrase", KeyEnv)
+		return nil, fmt.Errorf("%s is set but blank: unset it, or set it to 64 hex characters, base64 of 32 bytes, or a passphrase", name)
 	}
 	if len(s) == 2*SealKeySize {
 		if b, err := hex.DecodeString(s); err == nil {
@@ -99,8 +117,11 @@ func KeyFromEnv(getenv func(string) string) ([]byte, error) {
 			return b, nil
 		}
 	}
-	sum := sha256.Sum256([]byte(s))
-	return sum[:], nil
+	key, err := scrypt.Key([]byte(s), []byte(passphraseSalt), 1<<passphraseLogN, 8, 1, SealKeySize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: stretch the passphrase: %w", name, err)
+	}
+	return key, nil
 }
 
 // newSealer returns the AEAD that seals values under key, nil for no key.

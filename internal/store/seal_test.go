@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/crypto/scrypt"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/snapply/snapply/internal/secret"
@@ -21,10 +21,19 @@ import (
 func TestKeyFromEnv(t *testing.T) {
 	key := bytes.Repeat([]byte{0xa5}, 32)
 	key[0], key[31] = 0x01, 0xfe
-	pass := sha256.Sum256([]byte("correct horse battery staple"))
+	// A passphrase is stretched with scrypt (N=2^15, r=8, p=1) and a fixed
+	// salt: the same on every machine, and costly to guess.
+	stretch := func(p string) []byte {
+		k, err := scrypt.Key([]byte(p), []byte("snapply store key v1"), 1<<15, 8, 1, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	pass := stretch("correct horse battery staple")
 	nonHex := strings.Repeat("z", 64)
-	nonHexSum := sha256.Sum256([]byte(nonHex))
-	short := sha256.Sum256([]byte(base64.StdEncoding.EncodeToString(key[:16])))
+	nonHexSum := stretch(nonHex)
+	short := stretch(base64.StdEncoding.EncodeToString(key[:16]))
 	tests := []struct {
 		name    string
 		value   string
@@ -36,10 +45,10 @@ func TestKeyFromEnv(t *testing.T) {
 		{name: "upper-case hex with a newline", value: strings.ToUpper(hex.EncodeToString(key)) + "\n", want: key},
 		{name: "base64", value: base64.StdEncoding.EncodeToString(key), want: key},
 		{name: "base64 url without padding", value: base64.RawURLEncoding.EncodeToString(key), want: key},
-		{name: "passphrase", value: "correct horse battery staple", want: pass[:]},
-		{name: "passphrase with surrounding space", value: "  correct horse battery staple\n", want: pass[:]},
-		{name: "64 characters that are not hex", value: nonHex, want: nonHexSum[:]},
-		{name: "base64 of 16 bytes is a passphrase", value: base64.StdEncoding.EncodeToString(key[:16]), want: short[:]},
+		{name: "passphrase", value: "correct horse battery staple", want: pass},
+		{name: "passphrase with surrounding space", value: "  correct horse battery staple\n", want: pass},
+		{name: "64 characters that are not hex", value: nonHex, want: nonHexSum},
+		{name: "base64 of 16 bytes is a passphrase", value: base64.StdEncoding.EncodeToString(key[:16]), want: short},
 		{name: "blank", value: " \n", wantErr: true},
 	}
 	for _, tt := range tests {
