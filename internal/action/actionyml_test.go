@@ -17,6 +17,7 @@ type actionYAML struct {
 		Using string `json:"using"`
 		Steps []struct {
 			ID   string            `json:"id"`
+			If   string            `json:"if"`
 			Uses string            `json:"uses"`
 			Run  string            `json:"run"`
 			Env  map[string]string `json:"env"`
@@ -56,7 +57,7 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 	}
 	inputs := []string{InputPath, InputMode, InputKubeconfig, InputContext, InputName, InputInventoryNamespace,
 		InputGitHubToken, InputStore, InputPrune, InputWait, InputTimeout, InputForceConflicts, InputAllowDestructive,
-		InputComment, InputRollbackTo, InputScope, InputRequireReviewed}
+		InputComment, InputRollbackTo, InputScope, InputRequireReviewed, InputStoreKey, InputAllowPublicStore}
 	for _, in := range inputs {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %s is read by the code but not declared", in)
@@ -70,10 +71,16 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 			t.Errorf("input %s is declared but nothing reads it", name)
 		}
 	}
-	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan}
+	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan, OutputUploadStore}
 	for _, o := range outputs {
 		if got := a.Outputs[o].Value; got != "${{ steps.run.outputs."+o+" }}" {
 			t.Errorf("output %s = %q, want the run step's", o, got)
+		}
+	}
+	// The upload step skips a store that must not leave the runner.
+	for _, s := range a.Runs.Steps {
+		if strings.Contains(s.Uses, "upload-artifact") && !strings.Contains(s.If, "steps.run.outputs."+OutputUploadStore+" == 'true'") {
+			t.Errorf("the upload step runs if %q: it does not check the %s output", s.If, OutputUploadStore)
 		}
 	}
 	if len(a.Outputs) != len(outputs) {

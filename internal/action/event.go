@@ -56,6 +56,10 @@ type Event struct {
 	// HeadSHA is the commit the change is about: the pull request's head,
 	// the pushed commit (after), else SHA.
 	HeadSHA string
+	// Public reports that the payload says the repository is public
+	// (repository.visibility "public", else repository.private false):
+	// anyone signed in to GitHub can download its workflow artifacts.
+	Public bool
 }
 
 // payload is what readEvent takes from the event payload beyond Event.
@@ -167,6 +171,27 @@ func readEvent(a *githubactions.Action) (Event, payload, error) {
 	if ev.Repository == "" {
 		ev.Repository = repo.GetFullName()
 	}
+	ev.Public = publicRepository(data)
 	ev.DefaultBranch = repo.GetDefaultBranch()
 	return ev, p, nil
+}
+
+// publicRepository reports whether the event payload says its repository
+// is public: repository.visibility is "public" or, without it,
+// repository.private is false. A payload that says neither is not taken
+// as public.
+func publicRepository(data []byte) bool {
+	var e struct {
+		Repository struct {
+			Private    *bool  `json:"private"`
+			Visibility string `json:"visibility"`
+		} `json:"repository"`
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return false
+	}
+	if v := e.Repository.Visibility; v != "" {
+		return v == "public"
+	}
+	return e.Repository.Private != nil && !*e.Repository.Private
 }

@@ -32,6 +32,8 @@ const (
 	InputRollbackTo         = "rollback-to"
 	InputScope              = "scope"
 	InputRequireReviewed    = "require-reviewed-plan"
+	InputStoreKey           = "store-key"
+	InputAllowPublicStore   = "allow-public-store"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -82,6 +84,13 @@ type Inputs struct {
 	// RequireReviewedPlan refuses to apply a plan that differs from the
 	// one reviewed in the merged pull request, or when there is none.
 	RequireReviewedPlan bool
+	// StoreKey is the store key (input store-key, passed from a secret):
+	// it encrypts the store file and seals Secret values in it. Empty
+	// falls back to the SNAPPLY_STORE_KEY variable. Load masks it.
+	StoreKey string
+	// AllowPublicStore uploads the store of a public repository even
+	// without a store key, where anyone can download it.
+	AllowPublicStore bool
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -177,6 +186,8 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	boolean(InputAllowDestructive, &in.AllowDestructive)
 	boolean(InputComment, &in.Comment)
 	boolean(InputRequireReviewed, &in.RequireReviewedPlan)
+	str(InputStoreKey, &in.StoreKey)
+	boolean(InputAllowPublicStore, &in.AllowPublicStore)
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputScope, &in.Scope)
 	in.Scope = strings.ToLower(in.Scope)

@@ -38,12 +38,15 @@ type Config struct {
 //   - any other event, or none (outside GitHub Actions): nothing.
 //
 // When nothing runs, Notice says why. Load masks the github-token input
-// before it returns. Every bad input is reported as one line naming it;
+// and store-key inputs before it returns. Every bad input is reported as one line naming it;
 // the errors are joined.
 func Load(a *githubactions.Action) (*Config, error) {
 	in, inErr := readInputs(a)
 	if in.GitHubToken != "" {
 		a.AddMask(in.GitHubToken)
+	}
+	if in.StoreKey != "" {
+		a.AddMask(in.StoreKey)
 	}
 	ev, p, evErr := readEvent(a)
 	if err := errors.Join(inErr, evErr); err != nil {

@@ -19,6 +19,7 @@ const (
 	OutputCommentURL   = "comment-url"
 	OutputRollback     = "rollback"
 	OutputReviewedPlan = "reviewed-plan"
+	OutputUploadStore  = "upload-store"
 )
 
 // Outputs are the step outputs of a run.
@@ -44,6 +45,10 @@ type Outputs struct {
 	// ReviewedPlan, on apply: "same" when the plan is the one reviewed in
 	// the pull request, "differs", "missing", or empty when not checked.
 	ReviewedPlan string
+	// UploadStore: the store may leave the runner as an artifact. False
+	// for a public repository without a store key (and without
+	// allow-public-store), or when nothing ran.
+	UploadStore bool
 }
 
 // fileCommandDelimiter is the heredoc delimiter go-githubactions writes
@@ -74,6 +79,7 @@ func SetOutputs(a *githubactions.Action, o Outputs) error {
 		{OutputCommentURL, o.CommentURL},
 		{OutputRollback, strconv.FormatBool(o.Rollback)},
 		{OutputReviewedPlan, o.ReviewedPlan},
+		{OutputUploadStore, strconv.FormatBool(o.UploadStore)},
 	}
 	for _, kv := range outputs {
 		if strings.Contains(kv[1], fileCommandDelimiter) {

@@ -89,6 +89,9 @@ func Run(ctx context.Context, a *githubactions.Action, cfg *Config, deps Deps) e
 		r.outputs.StorePath, r.outputs.ArtifactName = "", ""
 		return SetOutputs(a, r.outputs)
 	}
+	if err := r.decideUpload(); err != nil {
+		return err
+	}
 	kubeconfig, cleanup, err := WriteKubeconfig(a, cfg.Inputs.Kubeconfig)
 	if err != nil {
 		return err
@@ -163,7 +166,41 @@ func (r *run) options() engine.Options {
 	o.ForceConflicts = in.ForceConflicts
 	o.Name = in.Name
 	o.InventoryNamespace = in.InventoryNamespace
+	o.StoreKey = r.storeKey()
 	return o
+}
+
+// storeKey is where the run's store key comes from: the store-key input,
+// else the SNAPPLY_STORE_KEY variable.
+func (r *run) storeKey() engine.StoreKey {
+	k := engine.StoreKey{Env: store.KeyEnv, Hint: "set the store-key input, from a secret, to the key it was written with"}
+	if v := r.cfg.Inputs.StoreKey; v != "" {
+		k.Env, k.Value = "input "+InputStoreKey, func() string { return v }
+	}
+	return k
+}
+
+// StoreNotKept says why the store of a public repository without a store
+// key is not uploaded, and how to keep it.
+const StoreNotKept = "The store was not uploaded: this repository is public and no `store-key` is set, so anyone could download every object of the managed namespaces from the artifact. " +
+	"Set the `store-key` input from a secret to upload it encrypted, or `allow-public-store: true` to accept the exposure. Until then, `rollback-to` cannot restore this run."
+
+// decideUpload sets the upload-store output: the store of a public
+// repository leaves the runner only encrypted, or when allowed; otherwise
+// a warning and a line of the job summary say why and how.
+func (r *run) decideUpload() error {
+	r.outputs.UploadStore = true
+	if !r.cfg.Event.Public || r.cfg.Inputs.AllowPublicStore {
+		return nil
+	}
+	key, err := r.storeKey().Read(r.a.Getenv)
+	if err != nil || key != nil {
+		return err
+	}
+	r.outputs.UploadStore, r.outputs.ArtifactName = false, ""
+	line := strings.ReplaceAll(StoreNotKept, "`", "")
+	r.a.Warningf("%s", line)
+	return WriteSummary(r.a, "> [!WARNING]\n> "+StoreNotKept+"\n")
 }
 
 // prepare renders, snapshots and plans in a log group, and annotates a
@@ -307,7 +344,7 @@ func (r *run) comment(ctx context.Context, pr int, key string, parts []string) {
 
 // review returns the review of a plan: what its comment records.
 func (r *run) review(p *engine.Prepared) Review {
-	key, _ := store.KeyFromEnv(r.a.Getenv)
+	key, _ := r.storeKey().Read(r.a.Getenv)
 	return ReviewOf(p.Plan, p.Desired, key)
 }
 
@@ -433,11 +470,14 @@ func (r *run) fetchRollback(ctx context.Context) (*restore.Set, error) {
 	}
 	defer os.RemoveAll(dir)
 	downloaded, err := r.deps.GitHub.DownloadRunArtifact(ctx, runID, "", cfg.ArtifactPrefix(cfg.Inputs.RollbackTo), dir)
+	if errors.Is(err, github.ErrNoArtifact) {
+		return nil, fmt.Errorf("rollback-to %d: %w; the store of that run was not kept (a public repository keeps it only with the store-key input, or allow-public-store: true): set one of them so that later runs can be rolled back to", runID, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
 	}
 	r.deps.Progress("downloaded the store of run %d", runID)
-	db, err := engine.OpenStore(downloaded, true, r.a.Getenv)
+	db, err := engine.OpenStore(downloaded, true, r.storeKey(), r.a.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("rollback-to %d: %w", runID, err)
 	}

@@ -15,6 +15,7 @@ import (
 // diffOptions are the flags of `snapply diff`.
 type diffOptions struct {
 	storePath string
+	keyEnv    string
 	output    string
 	live      bool
 	exitCode  bool
@@ -74,11 +75,12 @@ Exit codes: 0; with --exit-code, 1 when there are differences (as git diff).`,
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&o.live, "live", false, "compare snapshot A with the live cluster (drift)")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
+	addStoreKeyFlag(f, &o.keyEnv)
 	return cmd
 }
 
 func (g *globals) runDiff(ctx context.Context, args []string, o diffOptions) (err error) {
-	db, err := openExisting(o.storePath)
+	db, err := openExisting(o.storePath, o.keyEnv)
 	if err != nil {
 		return err
 	}

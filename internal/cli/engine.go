@@ -80,6 +80,13 @@ func addEngineFlags(f *pflag.FlagSet, o *engine.Options) {
 	f.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a PATH that renders no object (apply would then prune everything it applied before)")
 	f.StringVar(&o.Name, "name", d.Name, "inventory name: the ApplySet parent Secret and its Lease; one per environment")
 	f.StringVar(&o.InventoryNamespace, "inventory-namespace", d.InventoryNamespace, "namespace of the inventory Secret and Lease")
+	addStoreKeyFlag(f, &o.StoreKey.Env)
+}
+
+// addStoreKeyFlag adds --store-key-env: the variable that holds the store
+// key, which encrypts the store file and seals Secret values in it.
+func addStoreKeyFlag(f *pflag.FlagSet, env *string) {
+	f.StringVar(env, "store-key-env", store.KeyEnv, "environment variable that holds the store key (64 hex characters, base64 of 32 bytes, or a passphrase): with it the store file is encrypted and Secret values sealed; an encrypted store needs it")
 }
 
 // addDeployFlags adds the flags apply and rollback share.
@@ -91,10 +98,10 @@ func addDeployFlags(f *pflag.FlagSet, o *engine.DeployOptions, what string) {
 	f.BoolVar(&o.AllowDestructive, "allow-destructive", false, "let the prune delete Namespaces and CustomResourceDefinitions")
 }
 
-// openExisting opens an existing store read-only, to inspect it: without
-// the store key (nothing is unsealed).
-func openExisting(path string) (*store.DB, error) {
-	return engine.OpenStore(path, true, func(string) string { return "" })
+// openExisting opens an existing store read-only, to inspect it: the key
+// in the variable keyEnv opens an encrypted file, but nothing is unsealed.
+func openExisting(path, keyEnv string) (*store.DB, error) {
+	return engine.InspectStore(path, engine.StoreKey{Env: keyEnv}, os.Getenv)
 }
 
 // client returns a client of the cluster of the kubectl-style flags, once

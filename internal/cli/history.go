@@ -15,7 +15,7 @@ import (
 )
 
 func newHistoryCommand(g *globals) *cobra.Command {
-	var storePath, output string
+	var storePath, output, keyEnv string
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List the snapshots in a store file",
@@ -33,7 +33,7 @@ recorded apply also have "run": the run's snapshots and outcome counts.`,
 			if output != "text" && output != "json" {
 				return fmt.Errorf("unknown output format %q: want text or json", output)
 			}
-			db, err := openExisting(storePath)
+			db, err := openExisting(storePath, keyEnv)
 			if err != nil {
 				return err
 			}
@@ -57,6 +57,7 @@ recorded apply also have "run": the run's snapshots and outcome counts.`,
 	}
 	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	addStoreKeyFlag(cmd.Flags(), &keyEnv)
 	return cmd
 }
 

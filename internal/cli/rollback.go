@@ -78,7 +78,7 @@ func (g *globals) runRollback(ctx context.Context, o rollbackOptions) (err error
 	if err != nil {
 		return err
 	}
-	db, err := engine.OpenStore(o.StorePath, true, os.Getenv)
+	db, err := engine.OpenStore(o.StorePath, true, o.StoreKey, os.Getenv)
 	if err != nil {
 		return err
 	}

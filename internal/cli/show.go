@@ -13,7 +13,7 @@ import (
 )
 
 func newShowCommand(g *globals) *cobra.Command {
-	var storePath string
+	var storePath, keyEnv string
 	var managedFields bool
 	cmd := &cobra.Command{
 		Use:   "show SNAPSHOT_ID [REF]",
@@ -35,7 +35,7 @@ Secret values are shown as the keyed digests the store holds.`,
 				}
 				sel = &s
 			}
-			db, err := openExisting(storePath)
+			db, err := openExisting(storePath, keyEnv)
 			if err != nil {
 				return err
 			}
@@ -72,6 +72,7 @@ Secret values are shown as the keyed digests the store holds.`,
 	}
 	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
 	cmd.Flags().BoolVar(&managedFields, "managed-fields", false, "include metadata.managedFields: which field manager owns which field")
+	addStoreKeyFlag(cmd.Flags(), &keyEnv)
 	return cmd
 }
 

@@ -104,6 +104,9 @@ type Options struct {
 	// Name and InventoryNamespace name the inventory (ApplySet parent).
 	Name               string
 	InventoryNamespace string
+	// StoreKey says where the store key comes from (default: the
+	// variable SNAPPLY_STORE_KEY).
+	StoreKey StoreKey
 }
 
 // DefaultOptions returns the defaults of `snapply plan` and `snapply apply`.
@@ -141,28 +144,6 @@ func (e *Engine) holder() string {
 		return e.Holder
 	}
 	return apply.DefaultHolder(e.getenv)
-}
-
-// OpenStore opens the store at path with the store key of
-// SNAPPLY_STORE_KEY in getenv, if any: with it, snapshots seal Secret
-// values, and a rollback unseals them. A read-only store must exist.
-func OpenStore(path string, readOnly bool, getenv func(string) string) (*store.DB, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	opts := store.DefaultOptions()
-	key, err := store.KeyFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	opts.SealKey = key
-	if readOnly {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		opts.ReadOnly = true
-	}
-	return store.Open(path, opts)
 }
 
 func since(t time.Time) time.Duration {

@@ -95,7 +95,7 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	if err := plan.Prepare(desired, client, client.Namespace); err != nil {
 		return nil, err
 	}
-	db, err := OpenStore(o.StorePath, false, e.getenv)
+	db, err := OpenStore(o.StorePath, false, o.StoreKey, e.getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func pickArtifact(runID int64, arts []*gh.Artifact, name, prefix string) (*gh.Ar
 		wanted = fmt.Sprintf("whose name starts with %q", prefix)
 	}
 	if len(match) == 0 {
-		return nil, fmt.Errorf("run %d has no artifact %s (artifacts: %s)", runID, wanted, listed)
+		return nil, &noArtifactError{fmt.Sprintf("run %d has no artifact %s (artifacts: %s)", runID, wanted, listed)}
 	}
 	// Newest first.
 	slices.SortStableFunc(match, func(a, b *gh.Artifact) int { return -cmpID(a, b) })
@@ -232,3 +232,13 @@ func extractOne(archive, dir string) (string, error) {
 	}
 	return dst, nil
 }
+
+// ErrNoArtifact matches (errors.Is) the error of DownloadRunArtifact when
+// the run has no artifact of the name or prefix asked for.
+var ErrNoArtifact = errors.New("no such artifact")
+
+// noArtifactError says which artifact a run lacks, and what it has.
+type noArtifactError struct{ msg string }
+
+func (e *noArtifactError) Error() string        { return e.msg }
+func (e *noArtifactError) Is(target error) bool { return target == ErrNoArtifact }
