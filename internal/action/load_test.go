@@ -3,6 +3,8 @@ package action
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,6 +259,7 @@ func TestLoadEvent(t *testing.T) {
 		Actor:      "alice",
 		ServerURL:  "https://github.com",
 		APIURL:     "https://api.github.com",
+		Public:     true, // the fixtures' repository is public
 	}
 	with := func(f func(*Event)) Event {
 		e := common
@@ -577,5 +580,125 @@ func TestStoreFile(t *testing.T) {
 		if got := c.StoreFile(); got != tt.want {
 			t.Errorf("StoreFile() with store %q, workspace %q = %q, want %q", tt.store, tt.workspace, got, tt.want)
 		}
+	}
+}
+
+func TestLoadRepositoryVisibility(t *testing.T) {
+	tests := []struct {
+		name string
+		repo map[string]any
+		want bool
+	}{
+		{"visibility public", map[string]any{"private": false, "visibility": "public"}, true},
+		{"visibility private", map[string]any{"private": true, "visibility": "private"}, false},
+		{"visibility internal", map[string]any{"private": true, "visibility": "internal"}, false},
+		{"private false without visibility", map[string]any{"private": false}, true},
+		{"private true without visibility", map[string]any{"private": true}, false},
+		{"neither", map[string]any{}, false},
+	}
+	for _, tt := range tests {
+		for _, f := range []fixture{prOpened, pushMain, dispatch} {
+			t.Run(tt.name+"/"+f.event, func(t *testing.T) {
+				r := newRunner(t, f).payload(t, func(p map[string]any) {
+					repo := p["repository"].(map[string]any)
+					delete(repo, "private")
+					delete(repo, "visibility")
+					for k, v := range tt.repo {
+						repo[k] = v
+					}
+				})
+				cfg, err := Load(r.action())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cfg.Event.Public != tt.want {
+					t.Errorf("Public = %v, want %v", cfg.Event.Public, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestLoadMasksTheStoreKey(t *testing.T) {
+	const key = "a-store-key-passphrase-for-the-mask-test"
+	r := newRunner(t, pushMain).input(InputStoreKey, "  "+key+"\n").input(InputAllowPublicStore, "true")
+	cfg, err := Load(r.action())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Inputs.StoreKey != key || !cfg.Inputs.AllowPublicStore {
+		t.Errorf("inputs: store key %q, allow-public-store %v", cfg.Inputs.StoreKey, cfg.Inputs.AllowPublicStore)
+	}
+	if !slices.Contains(r.masks(), key) {
+		t.Errorf("masks %q do not include the store key", r.masks())
+	}
+}
+
+func TestDecideUpload(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		name       string
+		private    bool
+		inputs     map[string]string
+		env        map[string]string
+		wantUpload bool
+	}{
+		{name: "private repository without a key", private: true, wantUpload: true},
+		{name: "public repository without a key", wantUpload: false},
+		{name: "public repository with store-key", inputs: map[string]string{InputStoreKey: key}, wantUpload: true},
+		{name: "public repository with SNAPPLY_STORE_KEY", env: map[string]string{"SNAPPLY_STORE_KEY": key}, wantUpload: true},
+		{name: "public repository with allow-public-store", inputs: map[string]string{InputAllowPublicStore: "true"}, wantUpload: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRunner(t, pushMain).payload(t, func(p map[string]any) {
+				repo := p["repository"].(map[string]any)
+				repo["private"] = tt.private
+				repo["visibility"] = map[bool]string{true: "private", false: "public"}[tt.private]
+			})
+			for k, v := range tt.inputs {
+				r.input(k, v)
+			}
+			for k, v := range tt.env {
+				r.env[k] = v
+			}
+			a := r.action()
+			cfg, err := Load(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ru := &run{a: a, cfg: cfg, outputs: Outputs{StorePath: cfg.Inputs.Store, ArtifactName: cfg.ArtifactName()}}
+			if err := ru.decideUpload(); err != nil {
+				t.Fatal(err)
+			}
+			if err := SetOutputs(a, ru.outputs); err != nil {
+				t.Fatal(err)
+			}
+			out := readOutputs(t, r.env["GITHUB_OUTPUT"])
+			summary, _ := os.ReadFile(r.env["GITHUB_STEP_SUMMARY"])
+			warned := slices.ContainsFunc(r.lines(), func(l string) bool {
+				return strings.HasPrefix(l, "::warning::The store was not uploaded: this repository is public and no store-key is set")
+			})
+			if got := out[OutputUploadStore]; got != strconv.FormatBool(tt.wantUpload) {
+				t.Errorf("upload-store = %q, want %v", got, tt.wantUpload)
+			}
+			if tt.wantUpload {
+				if out[OutputArtifactName] == "" || warned || len(summary) > 0 {
+					t.Errorf("uploaded: artifact-name %q, warned %v, summary %q; want a name, no warning, no summary", out[OutputArtifactName], warned, summary)
+				}
+				return
+			}
+			if out[OutputArtifactName] != "" || out[OutputStorePath] != "snapply.db" {
+				t.Errorf("not uploaded: artifact-name %q (want empty), store-path %q", out[OutputArtifactName], out[OutputStorePath])
+			}
+			if !warned {
+				t.Errorf("no warning:\n%s", strings.Join(r.lines(), "\n"))
+			}
+			for _, want := range []string{"store-key", "allow-public-store: true", "rollback-to"} {
+				if !strings.Contains(string(summary), want) {
+					t.Errorf("job summary does not say %q:\n%s", want, summary)
+				}
+			}
+		})
 	}
 }
