@@ -287,8 +287,10 @@ func TestActionNeverLeaksSecrets(t *testing.T) {
 	r := newRunner(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-data-value")})
 	r.gh.AddPull(githubtest.Pull{Number: 42, HeadSHA: "aaaa", MergedAt: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), MergeCommitSHA: "e8f1a2b3c4d5e6f708192a3b4c5d6e7f80912a3b"})
 	var logs []string
+	// A store key, as a passphrase: it must not leave either.
+	const storeKey = "leak-test store key passphrase"
 	for _, fixture := range []string{"pull_request-opened", "push-main"} {
-		res := r.run(fixture, nil)
+		res := r.run(fixture, map[string]string{"INPUT_STORE-KEY": storeKey})
 		if res.code != 0 {
 			t.Fatalf("%s: exit %d\n%s%s", fixture, res.code, res.stdout, res.stderr)
 		}
@@ -304,7 +306,7 @@ func TestActionNeverLeaksSecrets(t *testing.T) {
 		logs = append(logs, req.Body)
 	}
 	kubeconfig, _ := os.ReadFile(env.Kubeconfig)
-	secrets := append([]string{}, secretValues...)
+	secrets := append([]string{storeKey}, secretValues...)
 	for _, l := range strings.Split(string(kubeconfig), "\n") {
 		if k, v, ok := strings.Cut(strings.TrimSpace(l), ": "); ok && (strings.HasSuffix(k, "-data") || k == "token") {
 			secrets = append(secrets, v)

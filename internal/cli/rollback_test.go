@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/store"
 )
 
@@ -169,7 +170,7 @@ func rbCheckState(t *testing.T, ns string, files map[string]string, absent ...st
 // rbRuns returns the runs recorded in the store file.
 func rbRuns(t *testing.T, db string) []store.Run {
 	t.Helper()
-	s, err := store.Open(db, store.Options{ReadOnly: true})
+	s, err := engine.OpenStore(db, true, engine.StoreKey{}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/store"
 )
 
@@ -38,6 +40,15 @@ data:
 }
 
 func TestSecretValuesNeverLeave(t *testing.T) {
+	t.Run("without a store key", func(t *testing.T) { secretValuesNeverLeave(t, "") })
+	// With a store key the file is encrypted and the values sealed; the
+	// key itself, in any form, must not leave either.
+	t.Run("with a store key", func(t *testing.T) { secretValuesNeverLeave(t, "the store key passphrase for the leak test") })
+}
+
+func secretValuesNeverLeave(t *testing.T, key string) {
+	t.Setenv("LEAK_TEST_KEY", key)
+	t.Setenv("LEAK_TEST_NEW_KEY", "a second store key passphrase for the leak test")
 	ns := env.Namespace(t)
 	db := filepath.Join(t.TempDir(), "s.db")
 	var outputs []string
@@ -49,7 +60,7 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 		}
 		outputs = append(outputs, r.stdout, r.stderr)
 	}
-	inv := []string{"--store", db, "--name", ns, "--inventory-namespace", ns}
+	inv := []string{"--store", db, "--name", ns, "--inventory-namespace", ns, "--store-key-env", "LEAK_TEST_KEY"}
 	v1 := manifests(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-data-value")})
 	v2 := manifests(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-changed-value")})
 	for _, o := range []string{"text", "markdown", "json"} {
@@ -60,8 +71,29 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 		run(append([]string{"plan", v2, "-o", o}, inv...)...)
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
-	run("history", "--store", db, "-o", "json")
-	run("show", "--store", db, "latest", "--managed-fields")
+	run("history", "--store", db, "-o", "json", "--store-key-env", "LEAK_TEST_KEY")
+	run("show", "--store", db, "latest", "--managed-fields", "--store-key-env", "LEAK_TEST_KEY")
+	run("diff", "--store", db, "latest", "--live", "--store-key-env", "LEAK_TEST_KEY")
+	keys := []string{}
+	if key != "" {
+		// Every store command, and the errors of a wrong and a missing key.
+		run("store", "rekey", "--store", db, "--old-key-env", "LEAK_TEST_KEY", "--new-key-env", "LEAK_TEST_NEW_KEY")
+		run("store", "rekey", "--store", db, "--old-key-env", "LEAK_TEST_NEW_KEY", "--new-key-env", "LEAK_TEST_KEY")
+		for _, args := range [][]string{{"history", "--store", db}, {"history", "--store", db, "--store-key-env", "LEAK_TEST_NEW_KEY"}} {
+			r := runRaw(t, args...)
+			if r.code != 1 {
+				t.Errorf("%v: exit %d, want 1", args, r.code)
+			}
+			outputs = append(outputs, r.stdout, r.stderr)
+		}
+		for _, k := range []string{"LEAK_TEST_KEY", "LEAK_TEST_NEW_KEY"} {
+			b, err := engine.StoreKey{Env: k}.Read(os.Getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, os.Getenv(k), hex.EncodeToString(b), base64.StdEncoding.EncodeToString(b), string(b))
+		}
+	}
 
 	// The plan must still say which keys changed.
 	if joined := strings.Join(outputs, "\n"); !strings.Contains(joined, "token: <redacted sha256:") {
@@ -72,11 +104,14 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.Open(db, store.Options{ReadOnly: true})
+	s, err := engine.OpenStore(db, true, engine.StoreKey{Env: "LEAK_TEST_KEY"}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if _, encrypted, _ := store.EncryptedKeyID(db); encrypted != (key != "") {
+		t.Errorf("store file encrypted: %v, want %v", encrypted, key != "")
+	}
 	metas, err := s.Snapshots()
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +143,14 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 				if strings.Contains(text, form) {
 					t.Errorf("%s contain the secret value %q (as %q)", where, v, form)
 				}
+			}
+		}
+		if where == "store objects" {
+			continue
+		}
+		for _, k := range keys {
+			if strings.Contains(text, k) {
+				t.Errorf("%s contain key material (%.6s...)", where, k)
 			}
 		}
 	}
