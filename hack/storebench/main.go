@@ -18,6 +18,11 @@
 //
 //	store: 1 snapshot 405504 B, 100 snapshots 1003520 B, ratio 2.47 (limit 3)
 //
+// Before it, a line gives the cost of encrypting the store (a store key,
+// whole-file age encryption): the size of both stores encrypted, the time
+// to encrypt and decrypt each, the time of one more CI run on store B
+// plain and encrypted, and the time to stretch a passphrase key.
+//
 // and exits 1 when the ratio is not under the limit, 2 when it cannot run.
 // The same flags always build the same objects.
 package main
@@ -159,6 +164,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "storebench: kept %s and %s\n", pathA, pathB)
 	}
 
+	enc, err := encryptionCost(ctx, dir, pathA, pathB, c, o.snapshots)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, enc)
+
 	ratio := float64(sizeB) / float64(sizeA)
 	fmt.Fprintf(stdout, "store: 1 snapshot %d B, %d snapshots %d B, ratio %.2f (limit %g)\n", sizeA, o.snapshots, sizeB, ratio, o.limit)
 	if ratio >= o.limit {
@@ -170,7 +181,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // putRun opens the store at path, writes one snapshot of the cluster, as
 // the n-th CI run, and closes it (which cuts the file to the pages in use).
 func putRun(ctx context.Context, path string, c *cluster, n int) error {
-	db, err := store.Open(path, store.DefaultOptions())
+	return putRunWith(ctx, path, c, n, store.DefaultOptions())
+}
+
+// putRunWith is putRun with the store options opts.
+func putRunWith(ctx context.Context, path string, c *cluster, n int, opts store.Options) error {
+	db, err := store.Open(path, opts)
 	if err != nil {
 		return err
 	}
@@ -240,3 +256,77 @@ func bytesText(n int) string {
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
+
+// encryptionCost measures what a store key costs: the stores at pathA and
+// pathB encrypted (size, time to encrypt and decrypt), one more run on a
+// copy of store B plain and encrypted, and stretching a passphrase.
+func encryptionCost(ctx context.Context, dir, pathA, pathB string, c *cluster, n int) (string, error) {
+	key := make([]byte, store.SealKeySize)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	line := "store encryption:"
+	for _, p := range []struct{ name, path string }{{"1 snapshot", pathA}, {fmt.Sprintf("%d snapshots", n), pathB}} {
+		enc, dec := p.path+".age", p.path+".plain"
+		start := time.Now()
+		if err := store.EncryptFile(p.path, enc, key); err != nil {
+			return "", err
+		}
+		tEnc := time.Since(start)
+		start = time.Now()
+		if err := store.DecryptFile(enc, dec, key); err != nil {
+			return "", err
+		}
+		tDec := time.Since(start)
+		plain, err := fileSize(p.path)
+		if err != nil {
+			return "", err
+		}
+		sealed, err := fileSize(enc)
+		if err != nil {
+			return "", err
+		}
+		line += fmt.Sprintf(" %s %d B -> %d B (+%.2f%%), encrypt %s, decrypt %s;", p.name, plain, sealed, 100*float64(sealed-plain)/float64(plain), round(tEnc), round(tDec))
+		os.Remove(dec)
+	}
+	// One more CI run (open, snapshot, close) on store B, plain and
+	// encrypted: the encrypted run decrypts, writes and re-encrypts.
+	plainRun, encRun := filepath.Join(dir, "run-plain.db"), filepath.Join(dir, "run-enc.db")
+	if err := copyFile(pathB, plainRun); err != nil {
+		return "", err
+	}
+	if err := store.EncryptFile(pathB, encRun, key); err != nil {
+		return "", err
+	}
+	c.now = c.now.Add(time.Hour)
+	var times [2]time.Duration
+	for i, p := range []string{plainRun, encRun} {
+		// Both seal Secret values: the difference is the file encryption.
+		opts := store.DefaultOptions()
+		opts.SealKey = key
+		if i == 1 {
+			opts.FileKey = key
+		}
+		start := time.Now()
+		if err := putRunWith(ctx, p, c, n, opts); err != nil {
+			return "", err
+		}
+		times[i] = time.Since(start)
+	}
+	line += fmt.Sprintf(" a run on the %d-snapshot store %s plain, %s encrypted;", n, round(times[0]), round(times[1]))
+	start := time.Now()
+	if _, err := store.KeyFromVar(func(string) string { return "a passphrase, not a key" }, "KEY"); err != nil {
+		return "", err
+	}
+	return line + fmt.Sprintf(" stretching a passphrase %s", round(time.Since(start))), nil
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}
