@@ -96,4 +96,15 @@
 // inside transactions are returned as such errors too; the decoders of
 // this package bound what they allocate by the size of their input; and
 // Object checks that what it read hashes to the ID asked for.
+//
+// # Encrypted files
+//
+// With Options.FileKey the file on disk is encrypted as a whole (see
+// fileenc.go): a plain header line naming the key's ID, then an age file.
+// Open decrypts it into a private temporary directory (0700, the file
+// 0600) and locks the encrypted file meanwhile; Close writes the plain
+// copy back encrypted, when it was opened for writing and changed, through
+// a synced temporary file renamed over the old one, and removes the copy
+// in every case. EncryptStore, DecryptStore and RekeyStore convert a file
+// in place.
 package store
