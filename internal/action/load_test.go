@@ -668,9 +668,10 @@ func TestDecideUpload(t *testing.T) {
 				t.Fatal(err)
 			}
 			ru := &run{a: a, cfg: cfg, outputs: Outputs{StorePath: cfg.Inputs.Store, ArtifactName: cfg.ArtifactName()}}
-			if err := ru.decideUpload(); err != nil {
+			if err := ru.readKey(); err != nil {
 				t.Fatal(err)
 			}
+			ru.decideUpload()
 			if err := SetOutputs(a, ru.outputs); err != nil {
 				t.Fatal(err)
 			}

@@ -76,6 +76,9 @@ type run struct {
 	deps    Deps
 	outputs Outputs
 	title   string
+	// key is the store key, read once by readKey (a passphrase costs an
+	// scrypt); nil for none.
+	key []byte
 }
 
 // Run runs one action step: it plans (pull_request), applies (push to the
@@ -89,9 +92,10 @@ func Run(ctx context.Context, a *githubactions.Action, cfg *Config, deps Deps) e
 		r.outputs.StorePath, r.outputs.ArtifactName = "", ""
 		return SetOutputs(a, r.outputs)
 	}
-	if err := r.decideUpload(); err != nil {
+	if err := r.readKey(); err != nil {
 		return err
 	}
+	r.decideUpload()
 	kubeconfig, cleanup, err := WriteKubeconfig(a, cfg.Inputs.Kubeconfig)
 	if err != nil {
 		return err
@@ -170,14 +174,22 @@ func (r *run) options() engine.Options {
 	return o
 }
 
-// storeKey is where the run's store key comes from: the store-key input,
-// else the SNAPPLY_STORE_KEY variable.
-func (r *run) storeKey() engine.StoreKey {
-	k := engine.StoreKey{Env: store.KeyEnv, Hint: "set the store-key input, from a secret, to the key it was written with"}
+// readKey reads the run's store key: the store-key input, else the
+// SNAPPLY_STORE_KEY variable.
+func (r *run) readKey() error {
+	k := engine.StoreKey{Env: store.KeyEnv}
+	getenv := r.a.Getenv
 	if v := r.cfg.Inputs.StoreKey; v != "" {
-		k.Env, k.Value = "input "+InputStoreKey, func() string { return v }
+		k.Env, getenv = "input "+InputStoreKey, func(string) string { return v }
 	}
-	return k
+	key, err := k.Read(getenv)
+	r.key = key
+	return err
+}
+
+// storeKey is the run's store key, for the engine.
+func (r *run) storeKey() engine.StoreKey {
+	return engine.StoreKey{Given: true, Key: r.key, Hint: "set the store-key input, from a secret, to the key it was written with"}
 }
 
 // StoreNotKept says why the store of a public repository without a store
@@ -188,19 +200,16 @@ const StoreNotKept = "The store was not uploaded: this repository is public and 
 // decideUpload sets the upload-store output: the store of a public
 // repository leaves the runner only encrypted, or when allowed; otherwise
 // a warning and a line of the job summary say why and how.
-func (r *run) decideUpload() error {
+func (r *run) decideUpload() {
 	r.outputs.UploadStore = true
-	if !r.cfg.Event.Public || r.cfg.Inputs.AllowPublicStore {
-		return nil
-	}
-	key, err := r.storeKey().Read(r.a.Getenv)
-	if err != nil || key != nil {
-		return err
+	if !r.cfg.Event.Public || r.cfg.Inputs.AllowPublicStore || r.key != nil {
+		return
 	}
 	r.outputs.UploadStore, r.outputs.ArtifactName = false, ""
-	line := strings.ReplaceAll(StoreNotKept, "`", "")
-	r.a.Warningf("%s", line)
-	return WriteSummary(r.a, "> [!WARNING]\n> "+StoreNotKept+"\n")
+	r.a.Warningf("%s", strings.ReplaceAll(StoreNotKept, "`", ""))
+	if err := WriteSummary(r.a, "> [!WARNING]\n> "+StoreNotKept+"\n"); err != nil {
+		r.a.Warningf("job summary: %s", OneLine(err.Error()))
+	}
 }
 
 // prepare renders, snapshots and plans in a log group, and annotates a
@@ -344,8 +353,7 @@ func (r *run) comment(ctx context.Context, pr int, key string, parts []string) {
 
 // review returns the review of a plan: what its comment records.
 func (r *run) review(p *engine.Prepared) Review {
-	key, _ := r.storeKey().Read(r.a.Getenv)
-	return ReviewOf(p.Plan, p.Desired, key)
+	return ReviewOf(p.Plan, p.Desired, r.key)
 }
 
 // checkReviewed compares the plan with the one reviewed in the pull

@@ -293,7 +293,7 @@ func TestActionRollbackToARunThatKeptNoStore(t *testing.T) {
 
 func mustHex(t *testing.T, s string) []byte {
 	t.Helper()
-	k, err := engine.StoreKey{Value: func() string { return s }}.Read(nil)
+	k, err := store.KeyFromVar(func(string) string { return s }, "KEY")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,11 @@ type StoreKey struct {
 	// Env is the environment variable that holds the key; empty means
 	// store.KeyEnv (SNAPPLY_STORE_KEY).
 	Env string
-	// Value, when set, returns the key's text instead of Env (the action's
-	// store-key input); Env then only names it in errors.
-	Value func() string
+	// Given says that the caller read the key itself (once, such as the
+	// action from its store-key input): Key is the key, nil for none, and
+	// no variable is read.
+	Given bool
+	Key   []byte
 	// Hint says how to give the key, in the error about a missing or
 	// wrong key; empty means "set <Env> to ...".
 	Hint string
@@ -31,15 +33,15 @@ func (k StoreKey) name() string {
 	return k.Env
 }
 
-// Read returns the key (nil for none) from getenv (nil: os.Getenv) or
-// Value. Its errors name where the key comes from, never the key.
+// Read returns the key in the variable Env of getenv (nil: os.Getenv),
+// or Key when Given; nil for none. Its errors name the variable, never the
+// key.
 func (k StoreKey) Read(getenv func(string) string) ([]byte, error) {
+	if k.Given {
+		return k.Key, nil
+	}
 	if getenv == nil {
 		getenv = os.Getenv
-	}
-	if k.Value != nil {
-		v := k.Value()
-		getenv = func(string) string { return v }
 	}
 	return store.KeyFromVar(getenv, k.name())
 }
