@@ -123,7 +123,9 @@ func TestActionPlanCommentsOnThePullRequest(t *testing.T) {
 	ns := env.Namespace(t)
 	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
 
-	res := r.run("pull_request-opened", nil)
+	// The fixtures' repository is public: with a store key the store is
+	// uploaded (encrypted).
+	res := r.run("pull_request-opened", map[string]string{"INPUT_STORE-KEY": testKeyA})
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
