@@ -65,6 +65,12 @@ cluster).`,
 			}
 			return nil
 		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) >= 2 || (o.live && len(args) == 1) {
+				return nil, noFiles
+			}
+			return completeSnapshots(cmd, toComplete, allSnapshots)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.output != "text" && o.output != "json" {
 				return diffError(fmt.Errorf("unknown output format %q: want text or json", o.output))

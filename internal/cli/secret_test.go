@@ -60,8 +60,13 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 		run(append([]string{"plan", v2, "-o", o}, inv...)...)
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
-	run("history", "--store", db, "-o", "json")
-	run("show", "--store", db, "latest", "--managed-fields")
+	for _, args := range [][]string{{"history", "--store", db, "-o", "json"}, {"show", "--store", db, "latest", "--managed-fields"}} {
+		r := runRaw(t, args...) // offline commands: no kubeconfig flags
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		outputs = append(outputs, r.stdout, r.stderr)
+	}
 
 	// The plan must still say which keys changed.
 	if joined := strings.Join(outputs, "\n"); !strings.Contains(joined, "token: <redacted sha256:") {
