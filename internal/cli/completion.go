@@ -153,11 +153,16 @@ func completeSnapshots(cmd *cobra.Command, toComplete string, keep snapshotFilte
 		return nil, directive
 	}
 	var out []cobra.Completion
-	if strings.HasPrefix("latest", toComplete) && len(metas) > 0 {
-		out = append(out, cobra.CompletionWithDesc("latest", "the newest snapshot"))
-	}
+	latest := strings.HasPrefix("latest", toComplete)
 	for _, m := range slices.Backward(metas) {
-		if !ok(m) || !strings.HasPrefix(m.ID, toComplete) {
+		if !ok(m) {
+			continue
+		}
+		if latest { // offered when there is something it names
+			out = append(out, cobra.CompletionWithDesc("latest", "the newest of these"))
+			latest = false
+		}
+		if !strings.HasPrefix(m.ID, toComplete) {
 			continue
 		}
 		desc := fmt.Sprintf("%s, %s, %d objects", m.Kind, m.Created.UTC().Format(time.RFC3339), m.Count)

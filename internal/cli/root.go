@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"text/template"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -115,6 +117,14 @@ the field manager that owns each field, and objects the server refuses.`,
 	)
 	g.addClusterFlags(root)
 	completeFlagValues(root)
+	helpTemplateFuncs.Do(func() {
+		cobra.AddTemplateFuncs(template.FuncMap{
+			"commandFlagUsages": func(c *cobra.Command) string { return flagUsages(c, false) },
+			"clusterFlagUsages": func(c *cobra.Command) string { return flagUsages(c, true) },
+		})
+	})
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}",
+		"{{commandFlagUsages . | trimTrailingWhitespaces}}{{end}}{{if clusterFlagUsages .}}\n\nCluster flags (kubeconfig and auth, as kubectl's):\n{{clusterFlagUsages . | trimTrailingWhitespaces}}{{end}}", 1))
 	return root
 }
 
@@ -144,6 +154,7 @@ func (g *globals) addClusterFlags(root *cobra.Command) {
 		g.kube.AddFlags(kubeFlags)
 		kubeFlags.VisitAll(func(f *pflag.Flag) {
 			if c.Flags().Lookup(f.Name) == nil {
+				f.Annotations = map[string][]string{clusterFlag: {"true"}}
 				c.Flags().AddFlag(f)
 			}
 		})
@@ -167,4 +178,23 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return d.String()
+}
+
+// clusterFlag annotates the kubeconfig and auth flags, which help lists
+// apart from a command's own.
+const clusterFlag = "snapply.dev/cluster-flag"
+
+// helpTemplateFuncs registers the usage template's functions once: cobra
+// keeps them process-wide.
+var helpTemplateFuncs sync.Once
+
+// flagUsages prints the usage of c's own flags, or of its cluster flags.
+func flagUsages(c *cobra.Command, cluster bool) string {
+	fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if (f.Annotations[clusterFlag] != nil) == cluster {
+			fs.AddFlag(f)
+		}
+	})
+	return fs.FlagUsages()
 }
