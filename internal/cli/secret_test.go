@@ -60,6 +60,10 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 		run(append([]string{"plan", v2, "-o", o}, inv...)...)
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
+	for _, o := range []string{"yaml", "json"} {
+		run(append([]string{"render", v2, "-o", o, "--show-source"}, inv...)...)
+		run("render", v2, "-o", o, "--offline", "--store", filepath.Join(t.TempDir(), "none.db"))
+	}
 	for _, args := range [][]string{{"history", "--store", db, "-o", "json"}, {"show", "--store", db, "latest", "--managed-fields"}} {
 		r := runRaw(t, args...) // offline commands: no kubeconfig flags
 		if r.code != 0 {
