@@ -107,4 +107,10 @@ func TestNoKubeconfig(t *testing.T) {
 			t.Errorf("%v: still about localhost:8080:\n%s", args, line)
 		}
 	}
+	// Commands that need no cluster do not look for one.
+	for _, args := range [][]string{{"render", dir, "--offline"}, {"version"}} {
+		if r := runRaw(t, append(args, "-q")...); r.code != 0 || r.stdout == "" {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
 }
