@@ -88,6 +88,9 @@ func TestNoKubeconfig(t *testing.T) {
 		{"version", "--server"},
 	} {
 		r := runRaw(t, append(args, "-q")...)
+		if args[0] != "version" && r.stdout != "" {
+			t.Errorf("%v: stdout not empty:\n%s", args, r.stdout)
+		}
 		line := strings.TrimSpace(r.stderr)
 		if r.code != 1 || strings.Count(line, "\n") != 0 {
 			t.Errorf("%v: exit %d, want 1 and one line:\n%s", args, r.code, r.stderr)
