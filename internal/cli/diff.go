@@ -50,33 +50,57 @@ Secret values are never shown: the store holds keyed digests, and live
 Secrets are digested with the store's key before they are compared, so a
 diff still says which keys changed.
 
-Exit codes: 0; with --exit-code, 1 when there are differences (as git diff).`,
+Exit codes, as kubectl diff's: 0 no differences (or differences without
+--exit-code); 1 differences, with --exit-code; 2 an error (a bad flag or
+argument, a missing store file, an unknown snapshot, an unreachable
+cluster).`,
 		Example: `  snapply diff --store snapply.db 20261121T1430 latest
   snapply diff --store snapply.db latest --live --exit-code
   snapply diff --store snapply.db latest --live --context prod -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case o.live && len(args) != 1:
-				return fmt.Errorf("diff --live takes one snapshot, got %d arguments", len(args))
+				return diffError(fmt.Errorf("diff --live takes one snapshot, got %d arguments", len(args)))
 			case !o.live && len(args) != 2:
-				return fmt.Errorf("diff takes two snapshots (A B), or one with --live; got %d arguments", len(args))
+				return diffError(fmt.Errorf("diff takes two snapshots (A B), or one with --live; got %d arguments", len(args)))
 			}
 			return nil
 		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) >= 2 || (o.live && len(args) == 1) {
+				return nil, noFiles
+			}
+			return completeSnapshots(cmd, toComplete, allSnapshots)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.output != "text" && o.output != "json" {
-				return fmt.Errorf("unknown output format %q: want text or json", o.output)
+				return diffError(fmt.Errorf("unknown output format %q: want text or json", o.output))
 			}
-			return g.runDiff(cmd.Context(), args, o)
+			return diffError(g.runDiff(cmd.Context(), args, o))
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return diffError(err) })
 	f := cmd.Flags()
 	f.StringVar(&o.storePath, "store", store.DefaultPath, "store file")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&o.live, "live", false, "compare snapshot A with the live cluster (drift)")
-	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences (errors exit 2)")
 	addStoreKeyFlag(f, &o.keyEnv)
 	return cmd
+}
+
+// diffErrorCode is the exit code of a diff that failed: kubectl diff's
+// "greater than 1", so that 1 always means "there are differences".
+const diffErrorCode = 2
+
+// diffError gives err, unless it already carries an exit code, diff's exit
+// code for errors.
+func diffError(err error) error {
+	var exit *ExitError
+	if err == nil || errors.As(err, &exit) {
+		return err
+	}
+	return &ExitError{Code: diffErrorCode, Err: err}
 }
 
 func (g *globals) runDiff(ctx context.Context, args []string, o diffOptions) (err error) {

@@ -341,8 +341,8 @@ func TestDiffArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runRaw(t, append([]string{"diff", "--store", db}, tt.args...)...)
-			if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
-				t.Errorf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, tt.want)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, tt.want)
 			}
 		})
 	}

@@ -17,8 +17,9 @@ import (
 func newHistoryCommand(g *globals) *cobra.Command {
 	var storePath, output, keyEnv string
 	cmd := &cobra.Command{
-		Use:   "history",
-		Short: "List the snapshots in a store file",
+		Use:         "history",
+		Annotations: map[string]string{offline: "true"},
+		Short:       "List the snapshots in a store file",
 		Long: `history lists the snapshots of a store file, oldest first: their ID, kind
 (before, desired, after), when they were taken, how many objects they hold,
 the commit and GitHub Actions run (id/attempt) they came from, and, for the

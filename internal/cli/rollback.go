@@ -70,6 +70,9 @@ Exit codes as for apply; with --dry-run, as for plan.`,
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, markdown or json")
 	addDeployFlags(f, &o.deploy, "not in the restored state")
 	_ = cmd.MarkFlagRequired("to")
+	_ = cmd.RegisterFlagCompletionFunc("to", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeSnapshots(cmd, toComplete, runSnapshots)
+	})
 	return cmd
 }
 

@@ -9,12 +9,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"text/template"
+	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/snapply/snapply/internal/action"
+	"github.com/snapply/snapply/internal/kube"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/klog/v2"
 )
@@ -77,7 +82,12 @@ type globals struct {
 
 // NewRootCommand builds the snapply command tree.
 func NewRootCommand(streams IO) *cobra.Command {
-	g := &globals{io: streams, kube: genericclioptions.NewConfigFlags(true)}
+	return newRoot(&globals{io: streams, kube: newKubeFlags()})
+}
+
+// newRoot builds the command tree around g.
+func newRoot(g *globals) *cobra.Command {
+	streams := g.io
 	root := &cobra.Command{
 		Use:   "snapply",
 		Short: "Plan in the pull request, apply on merge: push-based GitOps for Kubernetes",
@@ -91,7 +101,6 @@ the field manager that owns each field, and objects the server refuses.`,
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	g.kube.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour the text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "do not print progress to stderr")
 
@@ -105,7 +114,18 @@ the field manager that owns each field, and objects the server refuses.`,
 		newShowCommand(g),
 		newStoreCommand(g),
 		newVersionCommand(g),
+		newRenderCommand(g),
 	)
+	g.addClusterFlags(root)
+	completeFlagValues(root)
+	helpTemplateFuncs.Do(func() {
+		cobra.AddTemplateFuncs(template.FuncMap{
+			"commandFlagUsages": func(c *cobra.Command) string { return flagUsages(c, false) },
+			"clusterFlagUsages": func(c *cobra.Command) string { return flagUsages(c, true) },
+		})
+	})
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}",
+		"{{commandFlagUsages . | trimTrailingWhitespaces}}{{end}}{{if clusterFlagUsages .}}\n\nCluster flags (kubeconfig and auth, as kubectl's):\n{{clusterFlagUsages . | trimTrailingWhitespaces}}{{end}}", 1))
 	return root
 }
 
@@ -115,4 +135,67 @@ func (g *globals) progress(format string, args ...any) {
 		return
 	}
 	fmt.Fprintf(g.io.Err, format+"\n", args...)
+}
+
+// offline is the annotation of a command that never talks to a cluster:
+// it gets no kubeconfig and auth flags.
+const offline = "snapply.dev/offline"
+
+// addClusterFlags gives every command of root that may talk to a cluster
+// (all but those annotated offline) kubectl's kubeconfig and auth flags
+// (--kubeconfig, --context, -n, --as, --token, ...), as its own flags, so
+// that help lists them only where they do something. A command's own flag
+// of the same name wins (version's --server).
+func (g *globals) addClusterFlags(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Annotations[offline] != "" {
+			continue
+		}
+		kubeFlags := pflag.NewFlagSet("kube", pflag.ContinueOnError)
+		g.kube.AddFlags(kubeFlags)
+		kubeFlags.VisitAll(func(f *pflag.Flag) {
+			if c.Flags().Lookup(f.Name) == nil {
+				f.Annotations = map[string][]string{clusterFlag: {"true"}}
+				c.Flags().AddFlag(f)
+			}
+		})
+		g.registerClusterCompletions(c)
+	}
+}
+
+// newKubeFlags returns kubectl's kubeconfig and auth flags, with the
+// per-request timeout snapply uses as the default of --request-timeout, so
+// that help shows the value in force.
+func newKubeFlags() *genericclioptions.ConfigFlags {
+	f := genericclioptions.NewConfigFlags(true)
+	timeout := formatDuration(kube.DefaultOptions().Timeout)
+	f.Timeout = &timeout
+	return f
+}
+
+// formatDuration prints d as a flag default: "60s" rather than "1m0s".
+func formatDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+// clusterFlag annotates the kubeconfig and auth flags, which help lists
+// apart from a command's own.
+const clusterFlag = "snapply.dev/cluster-flag"
+
+// helpTemplateFuncs registers the usage template's functions once: cobra
+// keeps them process-wide.
+var helpTemplateFuncs sync.Once
+
+// flagUsages prints the usage of c's own flags, or of its cluster flags.
+func flagUsages(c *cobra.Command, cluster bool) string {
+	fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if (f.Annotations[clusterFlag] != nil) == cluster {
+			fs.AddFlag(f)
+		}
+	})
+	return fs.FlagUsages()
 }

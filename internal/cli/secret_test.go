@@ -71,14 +71,26 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 		run(append([]string{"plan", v2, "-o", o}, inv...)...)
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
-	run("history", "--store", db, "-o", "json", "--store-key-env", "LEAK_TEST_KEY")
-	run("show", "--store", db, "latest", "--managed-fields", "--store-key-env", "LEAK_TEST_KEY")
+	for _, o := range []string{"yaml", "json"} {
+		run(append([]string{"render", v2, "-o", o, "--show-source"}, inv...)...)
+		run("render", v2, "-o", o, "--offline", "--store", filepath.Join(t.TempDir(), "none.db"))
+	}
+	offline := func(args ...string) { // offline commands: no kubeconfig flags
+		t.Helper()
+		r := runRaw(t, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		outputs = append(outputs, r.stdout, r.stderr)
+	}
+	offline("history", "--store", db, "-o", "json", "--store-key-env", "LEAK_TEST_KEY")
+	offline("show", "--store", db, "latest", "--managed-fields", "--store-key-env", "LEAK_TEST_KEY")
 	run("diff", "--store", db, "latest", "--live", "--store-key-env", "LEAK_TEST_KEY")
 	keys := []string{}
 	if key != "" {
 		// Every store command, and the errors of a wrong and a missing key.
-		run("store", "rekey", "--store", db, "--old-key-env", "LEAK_TEST_KEY", "--new-key-env", "LEAK_TEST_NEW_KEY")
-		run("store", "rekey", "--store", db, "--old-key-env", "LEAK_TEST_NEW_KEY", "--new-key-env", "LEAK_TEST_KEY")
+		offline("store", "rekey", "--store", db, "--old-key-env", "LEAK_TEST_KEY", "--new-key-env", "LEAK_TEST_NEW_KEY")
+		offline("store", "rekey", "--store", db, "--old-key-env", "LEAK_TEST_NEW_KEY", "--new-key-env", "LEAK_TEST_KEY")
 		for _, args := range [][]string{{"history", "--store", db}, {"history", "--store", db, "--store-key-env", "LEAK_TEST_NEW_KEY"}} {
 			r := runRaw(t, args...)
 			if r.code != 1 {

@@ -16,8 +16,9 @@ func newShowCommand(g *globals) *cobra.Command {
 	var storePath, keyEnv string
 	var managedFields bool
 	cmd := &cobra.Command{
-		Use:   "show SNAPSHOT_ID [REF]",
-		Short: "Print the objects of a snapshot as YAML",
+		Use:         "show SNAPSHOT_ID [REF]",
+		Annotations: map[string]string{offline: "true"},
+		Short:       "Print the objects of a snapshot as YAML",
 		Long: `show prints the objects of a snapshot (a unique prefix of its ID, or
 "latest") as a YAML stream, or only the object REF, written as kubectl does
 ("deployment.apps/web -n prod") or as Kind/namespace/name ("Deployment/prod/web").
@@ -26,6 +27,15 @@ Secret values are shown as the keyed digests the store holds.`,
   snapply show --store snapply.db 20261121T1430 'deployment.apps/web -n prod'
   snapply show --store snapply.db latest Deployment/prod/web --managed-fields`,
 		Args: cobra.RangeArgs(1, 2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			switch len(args) {
+			case 0:
+				return completeSnapshots(cmd, toComplete, allSnapshots)
+			case 1:
+				return completeRefs(cmd, args[0], toComplete)
+			}
+			return nil, noFiles
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var sel *object.Selector
 			if len(args) == 2 {

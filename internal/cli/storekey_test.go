@@ -33,14 +33,21 @@ func keyID(t *testing.T, name string) string {
 // progress lines, if any) that holds every string of want.
 func oneLineError(t *testing.T, what string, r result, want ...string) {
 	t.Helper()
+	oneLineErrorCode(t, what, 1, r, want...)
+}
+
+// oneLineErrorCode is oneLineError for a command whose errors exit with
+// code (diff's are 2: 1 means differences).
+func oneLineErrorCode(t *testing.T, what string, code int, r result, want ...string) {
+	t.Helper()
 	var errs []string
 	for _, l := range strings.Split(r.stderr, "\n") {
 		if strings.HasPrefix(l, "error: ") {
 			errs = append(errs, l)
 		}
 	}
-	if r.code != 1 || len(errs) != 1 || !strings.HasSuffix(r.stderr, errs[0]+"\n") {
-		t.Errorf("%s: exit %d, stderr %q; want exit 1 and one error line", what, r.code, r.stderr)
+	if r.code != code || len(errs) != 1 || !strings.HasSuffix(r.stderr, errs[0]+"\n") {
+		t.Errorf("%s: exit %d, stderr %q; want exit %d and one error line", what, r.code, r.stderr, code)
 		return
 	}
 	for _, w := range want {
@@ -90,9 +97,13 @@ data: {ENDPOINT: "https://billing.internal.example/v1/charge"}
 			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 		// ...and without it, or with another, says so in one line.
-		oneLineError(t, args[0]+" without a key", runRaw(t, args...),
+		code := 1
+		if args[0] == "diff" {
+			code = 2 // diff's errors: 1 means differences
+		}
+		oneLineErrorCode(t, args[0]+" without a key", code, runRaw(t, args...),
 			"store: "+db+": the store file is encrypted with key ID "+id+", and no store key was given; set SNAPPLY_STORE_KEY to the key the file was written with")
-		oneLineError(t, args[0]+" with another key", runRaw(t, append(args, "--store-key-env", "OTHER_STORE_KEY")...),
+		oneLineErrorCode(t, args[0]+" with another key", code, runRaw(t, append(args, "--store-key-env", "OTHER_STORE_KEY")...),
 			"store: "+db+": the store key does not open it: the file needs key ID "+id+", the key given has key ID "+keyID(t, "OTHER_STORE_KEY")+"; set OTHER_STORE_KEY")
 	}
 	if r := rollbackIn(t, ns, db, "--to", "latest", "--dry-run", "--store-key-env", "APP_STORE_KEY"); r.code != 0 {

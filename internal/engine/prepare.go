@@ -81,18 +81,8 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	if err != nil {
 		return nil, err
 	}
-	desired, err := e.render(ctx, t, o)
+	desired, client, err := e.desired(ctx, t, o)
 	if err != nil {
-		return nil, err
-	}
-	client, err := e.NewClient()
-	if err != nil {
-		return nil, err
-	}
-	if err := client.Ping(ctx); err != nil {
-		return nil, err
-	}
-	if err := plan.Prepare(desired, client, client.Namespace); err != nil {
 		return nil, err
 	}
 	db, err := OpenStore(o.StorePath, false, o.StoreKey, e.getenv)
@@ -113,6 +103,27 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 		return p, err
 	}
 	return p, nil
+}
+
+// desired returns the desired set as the server will see it, and the
+// client it checked it with: rendered, then namespaces filled in and scopes
+// checked against the cluster's discovery (plan.Prepare).
+func (e *Engine) desired(ctx context.Context, t Target, o Options) ([]object.Object, *kube.Client, error) {
+	desired, err := e.render(ctx, t, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := e.NewClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := client.Ping(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := plan.Prepare(desired, client, client.Namespace); err != nil {
+		return nil, nil, err
+	}
+	return desired, client, nil
 }
 
 // render returns the desired set: the target's, or PATH rendered.

@@ -24,8 +24,9 @@ type Options struct {
 	// enough that they never bound a plan or an apply.
 	QPS   float32
 	Burst int
-	// Timeout bounds each request; zero means no per-request timeout (the
-	// command's context still bounds the whole run).
+	// Timeout bounds each request when the flags have no --request-timeout;
+	// zero means no per-request timeout (the command's context still bounds
+	// the whole run).
 	Timeout time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
@@ -55,16 +56,22 @@ type Client struct {
 	Namespace string
 }
 
-// NewClient builds a client from kubectl-style flags.
+// NewClient builds a client from kubectl-style flags. Their
+// --request-timeout, when they have one, is used as it is (0: none);
+// opts.Timeout otherwise. When no kubeconfig names a cluster and the process
+// runs outside a cluster, the error is a *NoKubeconfigError.
 func NewClient(flags *genericclioptions.ConfigFlags, opts Options) (*Client, error) {
 	loader := flags.ToRawKubeConfigLoader()
+	if err := checkKubeconfig(flags, loader); err != nil {
+		return nil, err
+	}
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
-	if cfg.Timeout == 0 { // --request-timeout wins
+	if flags.Timeout == nil || *flags.Timeout == "" {
 		cfg.Timeout = opts.Timeout
 	}
 	if opts.UserAgent != "" {

@@ -8,7 +8,10 @@
 // revision Go stamps in.
 package version
 
-import "runtime/debug"
+import (
+	"runtime"
+	"runtime/debug"
+)
 
 // Version is the release the binary was built from, as `git describe --tags
 // --always --dirty` names it; else the module version of a `go install`;
@@ -51,4 +54,21 @@ func resolve(version, commit string, bi *debug.BuildInfo) (string, string) {
 		}
 	}
 	return version, commit
+}
+
+// Info describes a build: snapply's (Get), or the API server's.
+type Info struct {
+	// Version is the release ("v1.2.3"), as Version says.
+	Version string `json:"version"`
+	// Commit is the git commit it was built from.
+	Commit string `json:"commit"`
+	// GoVersion is the Go release that built it ("go1.26.0").
+	GoVersion string `json:"goVersion"`
+	// Platform is GOOS/GOARCH ("linux/amd64").
+	Platform string `json:"platform"`
+}
+
+// Get returns the Info of this binary.
+func Get() Info {
+	return Info{Version: Version, Commit: Commit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 }
