@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"helm.sh/helm/v4/pkg/chart/common"
+
 	"github.com/snapply/snapply/internal/object"
 )
 
@@ -24,6 +26,11 @@ type Options struct {
 	// AllowEmpty: a path that renders no object is an error unless set
 	// (rendering nothing would prune everything later).
 	AllowEmpty bool
+	// Cluster, when set, is the cluster Helm charts are rendered for: it
+	// answers .Capabilities and lookup, read-only. Without it charts
+	// render as `helm template` does (Helm's default capabilities, lookup
+	// finds nothing). It is used only when a chart is rendered.
+	Cluster Cluster
 }
 
 // DefaultOptions returns the default Options: Root found from the path,
@@ -70,7 +77,7 @@ func Render(ctx context.Context, path string, opts Options) ([]object.Object, er
 		return nil, fileError(path, 0, fmt.Errorf("%w %s", ErrOutsideRoot, root))
 	}
 
-	r := &renderer{root: root}
+	r := &renderer{root: root, ctx: ctx, cluster: opts.Cluster}
 	var objs []object.Object
 	switch {
 	case !info.IsDir() && isKustomizationFileName(filepath.Base(real)):
@@ -97,6 +104,11 @@ func Render(ctx context.Context, path string, opts Options) ([]object.Object, er
 // renderer renders the files under one root.
 type renderer struct {
 	root string // absolute, symbolic links resolved
+
+	ctx     context.Context
+	cluster Cluster              // nil: Helm's default capabilities, no lookup
+	caps    *common.Capabilities // the cluster's, read once
+	charts  []helmSource         // by the index in helmSourceAnnotation
 }
 
 // rel names a file relative to the root, with slashes.
