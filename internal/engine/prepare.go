@@ -81,15 +81,13 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	if err != nil {
 		return nil, err
 	}
-	desired, err := e.render(ctx, t, o)
+	cluster := &lazyCluster{newClient: e.NewClient}
+	desired, err := e.render(ctx, t, o, cluster)
 	if err != nil {
 		return nil, err
 	}
-	client, err := e.NewClient()
+	client, err := cluster.get(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := client.Ping(ctx); err != nil {
 		return nil, err
 	}
 	if err := plan.Prepare(desired, client, client.Namespace); err != nil {
@@ -115,14 +113,20 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	return p, nil
 }
 
-// render returns the desired set: the target's, or PATH rendered.
-func (e *Engine) render(ctx context.Context, t Target, o Options) ([]object.Object, error) {
+// render returns the desired set: the target's, or PATH rendered (Helm
+// charts against cluster).
+func (e *Engine) render(ctx context.Context, t Target, o Options, cluster *lazyCluster) ([]object.Object, error) {
 	start := time.Now()
 	desired := t.Desired
 	if desired == nil {
 		var err error
-		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty}); err != nil {
+		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty, Cluster: cluster}); err != nil {
 			return nil, err
+		}
+		for _, d := range desired {
+			for _, f := range d.Unstable {
+				e.progressf(StageRender, "%s (%s): %s is non-deterministic, will change on every apply", d.Ref, d.Source, f)
+			}
 		}
 	}
 	if t.OnRender != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -22,7 +24,9 @@ type Cluster interface {
 	// ("apps/v1/Deployment").
 	APIVersions(ctx context.Context) ([]string, error)
 	// ResourceFor returns a client for the resource of kind in apiVersion
-	// and whether it is namespaced, for Helm's lookup.
+	// and whether it is namespaced, for Helm's lookup; a nil client and no
+	// error when the server does not serve that kind (lookup then finds
+	// nothing, as with Helm).
 	ResourceFor(ctx context.Context, apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error)
 }
 
@@ -43,7 +47,26 @@ func (p readOnlyProvider) GetClientFor(apiVersion, kind string) (dynamic.Namespa
 	if err != nil {
 		return nil, false, err
 	}
+	if c == nil {
+		return notServed{}, false, nil
+	}
 	return readOnlyNamespaceable{readOnly{c}, c}, namespaced, nil
+}
+
+// notServed is the lookup client of a kind the server does not serve:
+// nothing is found, as Helm finds nothing.
+type notServed struct {
+	dynamic.NamespaceableResourceInterface
+}
+
+func (notServed) Namespace(string) dynamic.ResourceInterface { return notServed{} }
+
+func (notServed) Get(_ context.Context, name string, _ metav1.GetOptions, _ ...string) (*unstructured.Unstructured, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{}, name)
+}
+
+func (notServed) List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{}, "")
 }
 
 // readOnly is a dynamic.ResourceInterface whose writes fail.
