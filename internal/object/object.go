@@ -232,4 +232,9 @@ type Object struct {
 	// randAlphaNum or genCA. Applying such an object changes them every
 	// time.
 	Unstable []string
+	// DefaultNamespace, when set, is the namespace this object goes to
+	// if it is namespaced and names none: a Helm chart's release
+	// namespace, as `helm install` does. Otherwise the run's default
+	// namespace applies.
+	DefaultNamespace string
 }

@@ -57,8 +57,9 @@ var helmLogMu sync.Mutex
 
 // helmSource is where the objects of one chart document came from.
 type helmSource struct {
-	src      object.Source
-	unstable []string
+	src       object.Source
+	unstable  []string
+	namespace string // the release namespace
 }
 
 // helmDoc is one document of a chart's output: its template, relative to
@@ -216,7 +217,7 @@ func (r *renderer) helmChart(dir string, g types.HelmGlobals, h types.HelmChart,
 		s := src
 		s.Template = d.template
 		id := len(r.charts)
-		r.charts = append(r.charts, helmSource{src: s, unstable: unstable[i]})
+		r.charts = append(r.charts, helmSource{src: s, unstable: unstable[i], namespace: releaseNamespace(h)})
 		for _, n := range nodes {
 			if n.IsNilOrEmpty() {
 				continue
@@ -531,10 +532,7 @@ func (r *renderer) renderChart(c *chart.Chart, vals map[string]any, h types.Helm
 	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("the chart requires kubeVersion %s, which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, caps.KubeVersion.Version)
 	}
-	opts := common.ReleaseOptions{Name: releaseName(c, h), Namespace: h.Namespace, Revision: 1, IsInstall: true}
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
+	opts := common.ReleaseOptions{Name: releaseName(c, h), Namespace: releaseNamespace(h), Revision: 1, IsInstall: true}
 	values, err := chartvalues.ToRenderValuesWithSchemaValidation(c, vals, opts, caps, false)
 	if err != nil {
 		return nil, oneLineErr(err)
@@ -586,6 +584,16 @@ func releaseName(c *chart.Chart, h types.HelmChart) string {
 		return h.ReleaseName
 	}
 	return c.Name()
+}
+
+// releaseNamespace returns the release namespace of an entry (its own,
+// else its kustomization's, set by expandHelmCharts), else default, as
+// `helm template` without --namespace.
+func releaseNamespace(h types.HelmChart) string {
+	if h.Namespace != "" {
+		return h.Namespace
+	}
+	return "default"
 }
 
 // unstableFields compares two renders of the same chart document by

@@ -106,6 +106,9 @@ func TestHelmChartThroughKustomization(t *testing.T) {
 	if g, _, _ := unstructured.NestedString(cm.Object, "data", "greeting"); g != "hello" {
 		t.Errorf("greeting = %q, want hello from valuesInline", g)
 	}
+	if ns := byRef["deployment.apps/web-demo"].DefaultNamespace; ns != "apps" {
+		t.Errorf("DefaultNamespace = %q, want the release namespace apps (kustomize leaves a chart's objects without namespace as they are)", ns)
+	}
 	src := byRef["deployment.apps/web-demo"].Source
 	if src.File != "app/kustomization.yaml" || src.Line != 21 || src.Chart != "demo@0.1.0" || src.Template != "templates/deployment.yaml" {
 		t.Errorf("source = %#v", src)

@@ -131,8 +131,9 @@ func (r *renderer) objectsOf(m resmap.ResMap, dir, kustRel string) ([]object.Obj
 	for _, res := range m.Resources() {
 		src := object.Source{File: kustRel}
 		var unstable []string
+		var defaultNS string
 		if hs, ok := r.chartSourceOf(res.GetAnnotations(helmSourceAnnotation)); ok {
-			src, unstable = hs.src, hs.unstable
+			src, unstable, defaultNS = hs.src, hs.unstable, hs.namespace
 		} else if origin, err := res.GetOrigin(); err == nil && origin != nil {
 			src = r.sourceOf(origin, dir, res, lines)
 		}
@@ -149,7 +150,7 @@ func (r *renderer) objectsOf(m resmap.ResMap, dir, kustRel string) ([]object.Obj
 			return nil, err
 		}
 		removeTrackingAnnotations(u)
-		objs = append(objs, object.Object{Ref: object.RefOf(u), Obj: u, Source: src, Unstable: unstable})
+		objs = append(objs, object.Object{Ref: object.RefOf(u), Obj: u, Source: src, Unstable: unstable, DefaultNamespace: defaultNS})
 	}
 	return objs, nil
 }
