@@ -120,7 +120,7 @@ func (e *Engine) render(ctx context.Context, t Target, o Options, cluster *lazyC
 	desired := t.Desired
 	if desired == nil {
 		var err error
-		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty, Cluster: cluster}); err != nil {
+		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty, Cluster: cluster, Charts: e.remoteCharts()}); err != nil {
 			return nil, err
 		}
 		for _, d := range desired {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml/merge2"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/snapply/snapply/internal/chartrepo"
 	"github.com/snapply/snapply/internal/object"
 )
 
@@ -309,11 +311,72 @@ func (r *renderer) loadChart(dir string, g types.HelmGlobals, h types.HelmChart)
 		}
 		return c, nil
 	}
+	if h.Repo != "" && r.remote != nil {
+		return r.remoteChart(dir, h)
+	}
 	if h.Repo != "" {
 		return nil, fmt.Errorf("not found at %s: charts from a repository (%s) must be in the repository, for example with `helm pull --untar --untardir %s %s --repo %s --version %s`",
 			r.rel(p), h.Repo, r.rel(home), h.Name, h.Repo, h.Version)
 	}
 	return nil, fmt.Errorf("no chart found at %s (a directory, or a .tgz)", r.rel(p))
+}
+
+// remoteChart fetches the chart of an entry with a repo, pinned to an
+// exact version, and checks its digest against the lock file next to the
+// kustomization in dir (or records it there, for `snapply lock`).
+func (r *renderer) remoteChart(dir string, h types.HelmChart) (*chart.Chart, error) {
+	if err := chartrepo.CheckVersion(h.Version); err != nil {
+		return nil, err
+	}
+	key := chartrepo.Key(h.Repo, h.Name)
+	lockPath := filepath.Join(dir, chartrepo.LockFileName)
+	want := ""
+	if r.remote.Lock == nil {
+		lock, err := r.lock(lockPath)
+		if err != nil {
+			return nil, err
+		}
+		if want = lock.Digest(key, h.Version); want == "" {
+			return nil, fmt.Errorf("%s@%s %w", key, h.Version, chartrepo.ErrNotLocked)
+		}
+	}
+	b, digest, err := r.remote.Fetcher.Fetch(r.ctx, h.Repo, h.Name, h.Version, want)
+	if err != nil {
+		return nil, err
+	}
+	if r.remote.Lock != nil {
+		if err := r.remote.Lock.Record(lockPath, key, h.Version, digest); err != nil {
+			return nil, err
+		}
+	}
+	c, err := loader.LoadArchive(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: %w", key, h.Version, err)
+	}
+	return c, nil
+}
+
+// lock reads the lock file at path (under the root) once per Render.
+func (r *renderer) lock(path string) (*chartrepo.Lock, error) {
+	if l, ok := r.locks[path]; ok {
+		return l, nil
+	}
+	real, err := resolvePath(path)
+	if err != nil {
+		return nil, err
+	}
+	if !within(r.root, real) {
+		return nil, &outsideRootError{path: real, root: r.root}
+	}
+	l, err := chartrepo.ReadLock(real)
+	if err != nil {
+		return nil, err
+	}
+	if r.locks == nil {
+		r.locks = map[string]*chartrepo.Lock{}
+	}
+	r.locks[path] = l
+	return l, nil
 }
 
 // checkTree refuses a chart directory with a symbolic link that leaves the
