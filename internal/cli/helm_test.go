@@ -1,14 +1,20 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -220,4 +226,71 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestLockThenPlan locks a chart served by an HTTP chart repository, then
+// plans it: plan reads the lock file and never writes it, and a plan
+// without the lock file says to run snapply lock.
+func TestLockThenPlan(t *testing.T) {
+	ns := env.Namespace(t)
+	t.Setenv("SNAPPLY_CHART_CACHE", t.TempDir())
+	tgz := packagedChart(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/index.yaml":
+			_, _ = w.Write([]byte("apiVersion: v1\nentries:\n  hello:\n  - version: 0.3.0\n    urls: [hello-0.3.0.tgz]\n"))
+		case "/hello-0.3.0.tgz":
+			_, _ = w.Write(tgz)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dir := manifests(t, ns, map[string]string{
+		"kustomization.yaml": "namespace: NS\nhelmCharts:\n- name: hello\n  repo: " + srv.URL + "\n  version: 0.3.0\n",
+	})
+	db := filepath.Join(t.TempDir(), "s.db")
+
+	r := snapply(t, "plan", dir, "--store", db)
+	want := "error: render: kustomization.yaml:3: helm chart hello: " + srv.URL + "/hello@0.3.0 is not in snapply.lock: run `snapply lock PATH` to add it\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) {
+		t.Fatalf("plan without a lock: exit %d\n%s\nwant the last line %q", r.code, r.stderr, want)
+	}
+	if r := runRaw(t, "lock", dir); r.code != 0 || !strings.Contains(r.stdout, "snapply.lock") {
+		t.Fatalf("lock: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	lock, err := os.ReadFile(filepath.Join(dir, "snapply.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := planJSON(t, dir, db)
+	if len(p.Changes) != 1 || p.Changes[0].Source.Chart != "hello@0.3.0" || p.Changes[0].Action != "create" {
+		t.Errorf("plan: %+v", p.Changes)
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "snapply.lock"))
+	if err != nil || !bytes.Equal(lock, after) {
+		t.Errorf("plan changed the lock file:\n%s\n%s", lock, after)
+	}
+}
+
+// packagedChart returns a small packaged chart, hello 0.3.0.
+func packagedChart(t *testing.T) []byte {
+	t.Helper()
+	src := manifests(t, "", map[string]string{
+		"hello/Chart.yaml":        "apiVersion: v2\nname: hello\nversion: 0.3.0\n",
+		"hello/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  hello: world\n",
+	})
+	c, err := loader.LoadDir(filepath.Join(src, "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := chartutil.Save(c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
