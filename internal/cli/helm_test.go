@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -293,4 +295,78 @@ func packagedChart(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRealChartPlannedAndApplied plans and applies the external-dns chart
+// (from its Go module, CRDs included) against the API server, then applies
+// it again: a chart that renders the same bytes every time changes
+// nothing the second time.
+func TestRealChartPlannedAndApplied(t *testing.T) {
+	cmd := exec.Command("go", "mod", "download", "-json", "sigs.k8s.io/external-dns@v0.15.1")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	var mod struct{ Dir string }
+	if err != nil || json.Unmarshal(out, &mod) != nil || mod.Dir == "" {
+		t.Skipf("module sigs.k8s.io/external-dns@v0.15.1 is not available (go mod download: %v)", err)
+	}
+	ns := env.Namespace(t)
+	files := map[string]string{
+		"kustomization.yaml": "namespace: NS\nhelmCharts:\n- name: external-dns\n  version: 1.15.0\n  releaseName: NS\n  includeCRDs: true\n  valuesInline:\n    provider: {name: aws}\n    domainFilters: [example.com]\n",
+	}
+	src := filepath.Join(mod.Dir, "charts", "external-dns")
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(src, p)
+		files[filepath.Join("charts", "external-dns", rel)] = strings.ReplaceAll(string(b), "NS", "\x00NS\x00")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := manifests(t, ns, files)
+	// manifests replaces NS: put the chart's own NS back.
+	_ = filepath.WalkDir(filepath.Join(dir, "charts"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		return os.WriteFile(p, bytes.ReplaceAll(b, []byte("\x00"+ns+"\x00"), []byte("NS")), 0o644)
+	})
+	db := filepath.Join(t.TempDir(), "s.db")
+	t.Cleanup(func() {
+		cs := clientset(t)
+		ctx := context.Background()
+		_ = cs.RbacV1().ClusterRoles().Delete(ctx, ns+"-external-dns", metav1.DeleteOptions{})
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, ns+"-external-dns-viewer", metav1.DeleteOptions{})
+	})
+
+	p := planJSON(t, dir, db)
+	kinds := map[string]string{}
+	for _, c := range p.Changes {
+		kinds[c.Ref["kind"]] = c.Source.Chart + " " + c.Source.Template
+		if c.Action != "create" && c.Action != "unchanged" {
+			t.Errorf("%s %s: %s", c.Ref["kind"], c.Ref["name"], c.Action)
+		}
+	}
+	for kind, tmpl := range map[string]string{
+		"CustomResourceDefinition": "crds/dnsendpoint.yaml", "ClusterRole": "templates/clusterrole.yaml",
+		"ClusterRoleBinding": "templates/clusterrolebinding.yaml", "Deployment": "templates/deployment.yaml",
+		"Service": "templates/service.yaml", "ServiceAccount": "templates/serviceaccount.yaml",
+	} {
+		if want := "external-dns@1.15.0 " + tmpl; kinds[kind] != want {
+			t.Errorf("%s: source %q, want %q", kind, kinds[kind], want)
+		}
+	}
+	if r := applyIn(t, ns, db, dir, "--wait=false"); r.code != 0 || !strings.Contains(r.stdout, "Apply: 6 applied") {
+		t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := clientset(t).AppsV1().Deployments(ns).Get(context.Background(), ns+"-external-dns", metav1.GetOptions{}); err != nil {
+		t.Errorf("the chart's Deployment is not in the cluster: %v", err)
+	}
+	if r := applyIn(t, ns, db, dir, "--wait=false"); r.code != 0 || !strings.Contains(r.stdout, "0 applied, 6 unchanged") {
+		t.Fatalf("second apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 }
