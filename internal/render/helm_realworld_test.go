@@ -24,6 +24,7 @@ type realChart struct {
 	module, dir, name, version string
 	values                     string // valuesInline, as YAML
 	apiVersions                []string
+	mustHave                   string // an object the values turn on
 }
 
 // realCharts are real-world charts the acceptance of the Helm support
@@ -34,10 +35,12 @@ var realCharts = []realChart{
 		module: "sigs.k8s.io/external-dns@v0.15.1", dir: "charts/external-dns", name: "external-dns", version: "1.15.0",
 		values:      "provider:\n  name: aws\nsources: [service, ingress]\ndomainFilters: [example.com]\nserviceMonitor:\n  enabled: true\nenv:\n- name: AWS_DEFAULT_REGION\n  value: eu-west-1\n",
 		apiVersions: []string{"monitoring.coreos.com/v1/ServiceMonitor"},
+		mustHave:    "servicemonitor.monitoring.coreos.com/rel-external-dns -n infra",
 	},
 	{
 		module: "sigs.k8s.io/metrics-server@v0.7.2", dir: "charts/metrics-server", name: "metrics-server", version: "3.12.1",
-		values: "replicas: 2\npodDisruptionBudget:\n  enabled: true\n  minAvailable: 1\nargs: [--kubelet-insecure-tls]\n",
+		values:   "replicas: 2\npodDisruptionBudget:\n  enabled: true\n  minAvailable: 1\nargs: [--kubelet-insecure-tls]\n",
+		mustHave: "poddisruptionbudget.policy/rel-metrics-server -n infra",
 	},
 }
 
@@ -152,6 +155,9 @@ func TestRealChartsMatchHelmTemplate(t *testing.T) {
 			want := map[string]any{}
 			for _, o := range helmObjs {
 				want[o.Ref.String()] = o.Obj.Object
+			}
+			if _, ok := got[c.mustHave]; !ok {
+				t.Errorf("no %s among %d objects", c.mustHave, len(got))
 			}
 			if len(want) < 5 {
 				t.Fatalf("helm template printed only %d objects: the comparison would prove little", len(want))
