@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -201,11 +200,7 @@ func (r *renderer) helmChart(dir string, g types.HelmGlobals, h types.HelmChart,
 	if err != nil {
 		return nil, chartError(src, src.Chart, err)
 	}
-	first, err := r.renderChart(c, vals, h, caps)
-	if err != nil {
-		return nil, chartError(src, src.Chart, err)
-	}
-	second, err := r.renderChart(c, vals, h, caps)
+	first, second, err := r.renderTwice(c, vals, h, caps)
 	if err != nil {
 		return nil, chartError(src, src.Chart, err)
 	}
@@ -576,11 +571,9 @@ func (r *renderer) clusterCapabilities() (*common.Capabilities, error) {
 	return r.caps, nil
 }
 
-// renderChart renders a chart as `helm template` does: CRDs (with
-// includeCRDs), then the manifests in Helm's install order, then hooks
-// (without skipHooks; test hooks without skipTests). lookup reads the
-// cluster when there is one, else finds nothing.
-func (r *renderer) renderChart(c *chart.Chart, vals map[string]any, h types.HelmChart, caps *common.Capabilities) ([]helmDoc, error) {
+// renderTwice prepares a chart (its dependencies, the kubeVersion it
+// requires) and renders it twice, to tell non-deterministic fields.
+func (r *renderer) renderTwice(c *chart.Chart, vals map[string]any, h types.HelmChart, caps *common.Capabilities) (first, second []helmDoc, err error) {
 	helmLogMu.Lock()
 	defer helmLogMu.Unlock()
 	// Helm logs warnings through the standard logger, with values in
@@ -590,11 +583,25 @@ func (r *renderer) renderChart(c *chart.Chart, vals map[string]any, h types.Helm
 	defer log.SetOutput(w)
 
 	if err := chartutil.ProcessDependencies(c, vals); err != nil {
-		return nil, fmt.Errorf("dependencies: %w", oneLineErr(err))
+		return nil, nil, fmt.Errorf("dependencies: %w", oneLineErr(err))
 	}
 	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		return nil, fmt.Errorf("the chart requires kubeVersion %s, which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, caps.KubeVersion.Version)
+		return nil, nil, fmt.Errorf("the chart requires kubeVersion %s, which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, caps.KubeVersion.Version)
 	}
+	if first, err = r.renderChart(c, vals, h, caps); err != nil {
+		return nil, nil, err
+	}
+	if second, err = r.renderChart(c, vals, h, caps); err != nil {
+		return nil, nil, err
+	}
+	return first, second, nil
+}
+
+// renderChart renders a prepared chart as `helm template` does: CRDs (with
+// includeCRDs), then the manifests in Helm's install order, then hooks
+// (without skipHooks; test hooks without skipTests). lookup reads the
+// cluster when there is one, else finds nothing.
+func (r *renderer) renderChart(c *chart.Chart, vals map[string]any, h types.HelmChart, caps *common.Capabilities) ([]helmDoc, error) {
 	opts := common.ReleaseOptions{Name: releaseName(c, h), Namespace: releaseNamespace(h), Revision: 1, IsInstall: true}
 	values, err := chartvalues.ToRenderValuesWithSchemaValidation(c, vals, opts, caps, false)
 	if err != nil {
@@ -739,10 +746,4 @@ func (r *renderer) chartSourceOf(ann map[string]string) (helmSource, bool) {
 		return helmSource{}, false
 	}
 	return r.charts[i], true
-}
-
-// isHelmFile reports whether a resource path names a chart's in-memory
-// output.
-func isHelmFile(p string) bool {
-	return strings.HasPrefix(path.Base(filepath.ToSlash(p)), helmFilePrefix)
 }
