@@ -88,6 +88,11 @@ func (r *renderer) expandHelmCharts(kustPath string, content []byte, fsys *rootF
 	if len(k.HelmCharts) == 0 {
 		return content, nil
 	}
+	// Per file system: the in-memory files live in fsys.
+	cacheKey := fmt.Sprintf("%p\x00%s\x00%s", fsys, kustPath, content)
+	if done, ok := r.expanded[cacheKey]; ok {
+		return done, nil // kustomize read it before: its files are in place
+	}
 	lines := helmChartLines(content)
 	var globals types.HelmGlobals
 	if k.HelmGlobals != nil {
@@ -121,6 +126,10 @@ func (r *renderer) expandHelmCharts(kustPath string, content []byte, fsys *rootF
 	if err != nil {
 		return nil, fileError(kustRel, 0, err)
 	}
+	if r.expanded == nil {
+		r.expanded = map[string][]byte{}
+	}
+	r.expanded[cacheKey] = rewritten
 	return rewritten, nil
 }
 

@@ -408,3 +408,33 @@ func TestLookupIsReadOnly(t *testing.T) {
 		t.Errorf("Delete: err = %v, want errLookupWrite", err)
 	}
 }
+
+// TestHelmChartInSharedBase renders a base with a chart from two overlays
+// in one walk: each kustomize run renders the chart for itself.
+func TestHelmChartInSharedBase(t *testing.T) {
+	files := map[string]string{
+		"base/kustomization.yaml":            "helmCharts:\n- name: demo\n",
+		"overlays/a/kustomization.yaml":      "namePrefix: a-\nresources: [../../base]\n",
+		"overlays/b/kustomization.yaml":      "namePrefix: b-\nresources: [../../base]\n",
+		"base/charts/demo/Chart.yaml":        demoChart["charts/demo/Chart.yaml"],
+		"base/charts/demo/values.yaml":       demoChart["charts/demo/values.yaml"],
+		"base/charts/demo/templates/cm.yaml": demoChart["charts/demo/templates/cm.yaml"],
+	}
+	dir := t.TempDir()
+	write(t, dir, files)
+	objs, err := Render(context.Background(), filepath.Join(dir, "overlays"), Options{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.Ref.String()+" "+o.Source.String())
+	}
+	want := []string{
+		"configmap/a-demo-cm -n default demo@0.1.0 templates/cm.yaml (base/kustomization.yaml:2)",
+		"configmap/b-demo-cm -n default demo@0.1.0 templates/cm.yaml (base/kustomization.yaml:2)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}

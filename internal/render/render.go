@@ -126,6 +126,9 @@ type renderer struct {
 	charts  []helmSource         // by the index in helmSourceAnnotation
 	remote  *RemoteCharts        // nil: remote charts are refused
 	locks   map[string]*chartrepo.Lock
+	// expanded holds the kustomizations whose helmCharts were rendered in
+	// this kustomize run, by path and content, as rewritten.
+	expanded map[string][]byte
 }
 
 // rel names a file relative to the root, with slashes.
