@@ -140,7 +140,7 @@ func replaceHelmCharts(content []byte, files []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"helmCharts", "helmGlobals"} {
+	for _, f := range []string{"helmCharts", "helmGlobals", "helmChartInflationGenerator"} {
 		if _, err := rn.Pipe(kyaml.Clear(f)); err != nil {
 			return nil, err
 		}
