@@ -12,6 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/snapply/snapply/internal/object"
@@ -182,5 +186,68 @@ func BenchmarkRenderExternalDNS(b *testing.B) {
 		if _, err := Render(context.Background(), root, Options{Root: root}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestHelmMatchesKustomizeBuildEnableHelm builds the chart fixture (a
+// chart with CRDs, a test hook and NOTES.txt, in a kustomization with
+// labels, images, a patch and a namespace) both with snapply and with
+// kustomize's own helm generator running the helm binary (`kustomize build
+// --enable-helm`): the objects must be the same.
+func TestHelmMatchesKustomizeBuildEnableHelm(t *testing.T) {
+	helm, err := testenv.Tool(testenv.HelmBinary)
+	if err != nil {
+		t.Skipf("no helm binary to compare with (build it with `hack/tools.sh helm`): %v", err)
+	}
+	root := t.TempDir()
+	copyTree(t, "testdata/helm/app", root)
+	// Both renders must see the same Kubernetes version: helm's default is
+	// its client-go's, snapply's (without a cluster) is Helm's default.
+	k, err := os.ReadFile(filepath.Join(root, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = append(k, "    kubeVersion: v1.36.0\n"...)
+	if err := os.WriteFile(filepath.Join(root, "kustomization.yaml"), k, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	objs, err := Render(context.Background(), root, Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, o := range objs {
+		got[o.Ref.String()] = o.Obj.Object
+	}
+
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = types.EnabledPluginConfig(types.BploUseStaticallyLinked)
+	opts.PluginConfig.HelmConfig.Command = helm
+	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), root)
+	if err != nil {
+		t.Fatalf("kustomize build --enable-helm: %v", err)
+	}
+	want := map[string]any{}
+	for _, res := range m.Resources() {
+		b, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := utiljson.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		u, err := newObject(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[object.RefOf(u).String()] = v
+	}
+	if len(want) != 5 {
+		t.Errorf("kustomize built %d objects, want 5 (4 from the chart, 1 resource)", len(want))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("snapply differs from kustomize build --enable-helm (-kustomize +snapply):\n%s", diff)
 	}
 }
