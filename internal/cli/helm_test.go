@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -297,76 +298,110 @@ func packagedChart(t *testing.T) []byte {
 	return b
 }
 
-// TestRealChartPlannedAndApplied plans and applies the external-dns chart
-// (from its Go module, CRDs included) against the API server, then applies
-// it again: a chart that renders the same bytes every time changes
-// nothing the second time.
-func TestRealChartPlannedAndApplied(t *testing.T) {
-	cmd := exec.Command("go", "mod", "download", "-json", "sigs.k8s.io/external-dns@v0.15.1")
+// realChart is a chart from a Go module, as the apply test uses it.
+type realChart struct {
+	module, name, version, values string
+	templates                     map[string]string // kind -> the template it comes from
+	count                         int               // objects applied
+}
+
+// TestRealChartsPlannedAndApplied plans and applies real-world charts
+// (external-dns with its CRDs, metrics-server, from their Go modules)
+// against the API server, then applies them again: a chart that renders
+// the same bytes every time changes nothing the second time.
+func TestRealChartsPlannedAndApplied(t *testing.T) {
+	for _, c := range []realChart{
+		{
+			module: "sigs.k8s.io/external-dns@v0.15.1", name: "external-dns", version: "1.15.0",
+			values: "provider: {name: aws}\n    domainFilters: [example.com]",
+			templates: map[string]string{
+				"CustomResourceDefinition": "crds/dnsendpoint.yaml", "ClusterRole": "templates/clusterrole.yaml",
+				"ClusterRoleBinding": "templates/clusterrolebinding.yaml", "Deployment": "templates/deployment.yaml",
+				"Service": "templates/service.yaml", "ServiceAccount": "templates/serviceaccount.yaml",
+			},
+			count: 6,
+		},
+		{
+			// The APIService would point discovery at a backend that
+			// does not run here, for every test of the package.
+			module: "sigs.k8s.io/metrics-server@v0.7.2", name: "metrics-server", version: "3.12.1",
+			values: "apiService: {create: false}\n    podDisruptionBudget: {enabled: true, minAvailable: 1}",
+			templates: map[string]string{
+				"Deployment": "templates/deployment.yaml", "Service": "templates/service.yaml",
+				"PodDisruptionBudget": "templates/pdb.yaml", "RoleBinding": "templates/rolebinding.yaml",
+			},
+			count: 9,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) { testRealChart(t, c) })
+	}
+}
+
+func testRealChart(t *testing.T, c realChart) {
+	cmd := exec.Command("go", "mod", "download", "-json", c.module)
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
 	var mod struct{ Dir string }
 	if err != nil || json.Unmarshal(out, &mod) != nil || mod.Dir == "" {
-		t.Skipf("module sigs.k8s.io/external-dns@v0.15.1 is not available (go mod download: %v)", err)
+		t.Skipf("module %s is not available (go mod download: %v)", c.module, err)
 	}
 	ns := env.Namespace(t)
-	files := map[string]string{
-		"kustomization.yaml": "namespace: NS\nhelmCharts:\n- name: external-dns\n  version: 1.15.0\n  releaseName: NS\n  includeCRDs: true\n  valuesInline:\n    provider: {name: aws}\n    domainFilters: [example.com]\n",
-	}
-	src := filepath.Join(mod.Dir, "charts", "external-dns")
+	dir := t.TempDir()
+	src := filepath.Join(mod.Dir, "charts", c.name)
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(src, p)
-		files[filepath.Join("charts", "external-dns", rel)] = strings.ReplaceAll(string(b), "NS", "\x00NS\x00")
-		return err
+		target := filepath.Join(dir, "charts", c.name, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := manifests(t, ns, files)
-	// manifests replaces NS: put the chart's own NS back.
-	_ = filepath.WalkDir(filepath.Join(dir, "charts"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, _ := os.ReadFile(p)
-		return os.WriteFile(p, bytes.ReplaceAll(b, []byte("\x00"+ns+"\x00"), []byte("NS")), 0o644)
-	})
+	// The test API server is built without version stamps (its
+	// gitVersion is v0.0.0-...): say which version it is, as charts
+	// compare it.
+	kust := "namespace: " + ns + "\nhelmCharts:\n- name: " + c.name + "\n  version: " + c.version + "\n  releaseName: " + ns +
+		"\n  includeCRDs: true\n  kubeVersion: v1.36.3\n  valuesInline:\n    " + c.values + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kust), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(t.TempDir(), "s.db")
-	t.Cleanup(func() {
-		cs := clientset(t)
-		ctx := context.Background()
-		_ = cs.RbacV1().ClusterRoles().Delete(ctx, ns+"-external-dns", metav1.DeleteOptions{})
-		_ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, ns+"-external-dns-viewer", metav1.DeleteOptions{})
-	})
 
 	p := planJSON(t, dir, db)
 	kinds := map[string]string{}
-	for _, c := range p.Changes {
-		kinds[c.Ref["kind"]] = c.Source.Chart + " " + c.Source.Template
-		if c.Action != "create" && c.Action != "unchanged" {
-			t.Errorf("%s %s: %s", c.Ref["kind"], c.Ref["name"], c.Action)
+	for _, ch := range p.Changes {
+		kinds[ch.Ref["kind"]] = ch.Source.Chart + " " + ch.Source.Template
+		if ch.Action != "create" && ch.Action != "unchanged" {
+			t.Errorf("%s %s: %s", ch.Ref["kind"], ch.Ref["name"], ch.Action)
 		}
 	}
-	for kind, tmpl := range map[string]string{
-		"CustomResourceDefinition": "crds/dnsendpoint.yaml", "ClusterRole": "templates/clusterrole.yaml",
-		"ClusterRoleBinding": "templates/clusterrolebinding.yaml", "Deployment": "templates/deployment.yaml",
-		"Service": "templates/service.yaml", "ServiceAccount": "templates/serviceaccount.yaml",
-	} {
-		if want := "external-dns@1.15.0 " + tmpl; kinds[kind] != want {
+	for kind, tmpl := range c.templates {
+		if want := c.name + "@" + c.version + " " + tmpl; kinds[kind] != want {
 			t.Errorf("%s: source %q, want %q", kind, kinds[kind], want)
 		}
 	}
-	if r := applyIn(t, ns, db, dir, "--wait=false"); r.code != 0 || !strings.Contains(r.stdout, "Apply: 6 applied") {
-		t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	applied := fmt.Sprintf("Apply: %d applied", c.count)
+	if r := applyIn(t, ns, db, dir, "--wait=false"); r.code != 0 || !strings.Contains(r.stdout, applied) {
+		t.Fatalf("apply: exit %d, want %q\n%s\n%s", r.code, applied, r.stdout, r.stderr)
 	}
-	if _, err := clientset(t).AppsV1().Deployments(ns).Get(context.Background(), ns+"-external-dns", metav1.GetOptions{}); err != nil {
+	if _, err := clientset(t).AppsV1().Deployments(ns).Get(context.Background(), ns+"-"+c.name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the chart's Deployment is not in the cluster: %v", err)
 	}
-	if r := applyIn(t, ns, db, dir, "--wait=false"); r.code != 0 || !strings.Contains(r.stdout, "0 applied, 6 unchanged") {
-		t.Fatalf("second apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	unchanged := fmt.Sprintf("0 applied, %d unchanged", c.count)
+	if r := applyIn(t, ns, db, dir, "--wait=false"); r.code != 0 || !strings.Contains(r.stdout, unchanged) {
+		t.Fatalf("second apply: exit %d, want %q\n%s\n%s", r.code, unchanged, r.stdout, r.stderr)
+	}
+	// Prune what the chart put outside the test's namespace.
+	if r := applyIn(t, ns, db, manifests(t, ns, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: left, namespace: NS}\n"}), "--wait=false", "--allow-destructive"); r.code != 0 {
+		t.Errorf("prune: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
