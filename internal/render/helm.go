@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/Masterminds/semver/v3"
 	"go.yaml.in/yaml/v3"
 	ci "helm.sh/helm/v4/pkg/chart"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -25,7 +26,6 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
-	k8sversion "k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -572,11 +572,12 @@ func (r *renderer) clusterCapabilities() (*common.Capabilities, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the API server's version %q: %w", version, err)
 	}
-	if _, err := k8sversion.ParseSemantic(version); err == nil {
-		// .Capabilities.KubeVersion.Version is the server's gitVersion, as
-		// with helm install; one that is not a semantic version (a server
-		// built without version stamps) is normalised, for semverCompare.
-		kv.Version = version
+	// .Capabilities.KubeVersion.Version is the server's gitVersion, as with
+	// helm install; one that is not a semantic version (a server built
+	// without version stamps) is normalised, for semverCompare.
+	kv.Version = version
+	if _, err := semver.NewVersion(version); err != nil {
+		kv.Version = kv.String()
 	}
 	apis, err := r.cluster.APIVersions(r.ctx)
 	if err != nil {

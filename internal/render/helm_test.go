@@ -366,6 +366,7 @@ metadata:
 	}{
 		{"with the API", "- name: demo\n", cluster, []string{"configmap/demo-cm -n default v1.36.3-gke.100", "servicemonitor.monitoring.coreos.com/demo"}},
 		{"without it", "- name: demo\n", fakeCluster{version: "v1.35.0", apis: []string{"v1"}}, []string{"configmap/demo-cm -n default v1.35.0"}},
+		{"unstamped server version, normalised", "- name: demo\n", fakeCluster{version: "v0.0.0-master+$Format:%H$", apis: []string{"v1"}}, []string{"configmap/demo-cm -n default v0.0.0"}},
 		{"entry overrides", "- name: demo\n  kubeVersion: v1.30.1\n  apiVersions: [monitoring.coreos.com/v1/ServiceMonitor]\n", fakeCluster{version: "v1.35.0", apis: []string{"v1"}}, []string{"configmap/demo-cm -n default v1.30.1", "servicemonitor.monitoring.coreos.com/demo"}},
 	}
 	for _, tt := range tests {
