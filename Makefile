@@ -1,6 +1,6 @@
 # snapply's build. `make test` is what CI runs (.ci/run).
 #
-#   make tools    build etcd, kube-apiserver, controllers and kwok for the tests
+#   make tools    build etcd, kube-apiserver, controllers, kwok and helm for the tests
 #   make build    bin/snapply, with the version from git
 #   make test     lint, then every test with -race against a real API server
 #   make lint     go vet, gofmt, go mod tidy, actionlint, shellcheck and docs checks (changes nothing)
@@ -32,9 +32,11 @@ ASSETS = $${KUBEBUILDER_ASSETS:-$$(hack/tools.sh envtest)}
 .PHONY: tools build test lint vet fmt-check tidy-check actionlint docs-check fuzz bench demo clean clean-tools
 
 # The tests also run kube-controller-manager, kube-scheduler and kwok (real
-# rollouts in the readiness and local-cluster tests).
+# rollouts in the readiness and local-cluster tests), and compare chart
+# rendering with helm (skipped without it).
 tools:
 	hack/tools.sh cluster
+	hack/tools.sh helm
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/snapply ./cmd/snapply
@@ -85,11 +87,13 @@ fuzz: tools
 	done <<< "$$targets"
 
 # Speed against kubectl and kapp (same server, same run), store growth over
-# 100 snapshots, and time and peak memory at 5,000 objects.
+# 100 snapshots, time and peak memory at 5,000 objects, and the render time
+# of the external-dns Helm chart.
 bench:
 	bash hack/bench.sh
 	$(GO) run ./hack/storebench
 	bash hack/loadbench.sh
+	$(GO) test -run '^$$' -bench BenchmarkRenderExternalDNS -benchtime 10x -benchmem ./internal/render/
 
 demo:
 	bash hack/demo.sh

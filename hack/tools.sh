@@ -7,6 +7,7 @@
 #   hack/tools.sh cluster   + kube-controller-manager, kube-scheduler, kwok (make demo)
 #   hack/tools.sh bench     + kubectl, kapp                  (make bench)
 #   hack/tools.sh lint      actionlint                       (make lint)
+#   hack/tools.sh helm      helm, to compare chart rendering  (tests skip without it)
 #   hack/tools.sh dir       print the directory that holds the binaries
 #
 # The directory is $SNAPPLY_TOOLS_DIR, else ~/.cache/snapply/tools/<versions>.
@@ -53,6 +54,14 @@ lint() {
   build actionlint github.com/rhysd/actionlint/cmd/actionlint "actionlint-$actionlint_version"
 }
 
+# helm's version is in its binary's name, as actionlint's; it is the Helm
+# SDK's version in go.mod, so that tests compare like with like.
+helm_version=v4.2.4
+
+helm() {
+  build helm helm.sh/helm/v4/cmd/helm "helm-$helm_version"
+}
+
 bench() {
   cluster
   build kube k8s.io/kubernetes/cmd/kubectl kubectl
@@ -71,7 +80,8 @@ case "${1:-envtest}" in
   cluster) cluster ;;
   bench) bench ;;
   lint) lint ;;
+  helm) helm ;;
   dir) ;;
-  *) echo "usage: $0 envtest|cluster|bench|lint|dir" >&2; exit 2 ;;
+  *) echo "usage: $0 envtest|cluster|bench|lint|helm|dir" >&2; exit 2 ;;
 esac
 echo "$dir"

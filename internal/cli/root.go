@@ -113,6 +113,7 @@ the field manager that owns each field, and objects the server refuses.`,
 		newDiffCommand(g),
 		newShowCommand(g),
 		newStoreCommand(g),
+		newLockCommand(g),
 		newVersionCommand(g),
 		newRenderCommand(g),
 	)

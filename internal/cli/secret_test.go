@@ -167,3 +167,53 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 		}
 	}
 }
+
+// TestSecretValuesFromChartValuesNeverLeave renders a Helm chart whose
+// Secret takes its values from valuesInline and from a values file: they
+// are redacted like any other Secret's, in every output and in the store.
+func TestSecretValuesFromChartValuesNeverLeave(t *testing.T) {
+	ns := env.Namespace(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	clear := []string{"s3cr3t-helm-inline-value", "s3cr3t-helm-file-value"}
+	dir := manifests(t, ns, map[string]string{
+		"kustomization.yaml":              "namespace: NS\nhelmCharts:\n- name: creds\n  valuesInline:\n    password: s3cr3t-helm-inline-value\n  additionalValuesFiles: [secret-values.yaml]\n",
+		"secret-values.yaml":              "token: s3cr3t-helm-file-value\n",
+		"charts/creds/Chart.yaml":         "apiVersion: v2\nname: creds\nversion: 0.1.0\n",
+		"charts/creds/values.yaml":        "password: \"\"\ntoken: \"\"\n",
+		"charts/creds/templates/sec.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: {{ .Values.password | quote }}\ndata:\n  token: {{ .Values.token | b64enc }}\n  random: {{ randAlphaNum 8 | b64enc }}\n",
+	})
+	inv := []string{"--store", db, "--name", ns, "--inventory-namespace", ns}
+	var outputs []string
+	for _, args := range [][]string{
+		{"plan", dir, "-o", "text"}, {"plan", dir, "-o", "markdown"}, {"plan", dir, "-o", "json"},
+		{"apply", dir, "-o", "json"}, {"plan", dir, "-o", "text"}, {"show", "latest"},
+	} {
+		if args[0] != "show" {
+			args = append(args, inv...)
+		} else {
+			args = append(args, "--store", db)
+		}
+		r := snapply(t, args...)
+		if r.code != 0 && r.code != 2 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		outputs = append(outputs, r.stdout, r.stderr)
+	}
+	joined := strings.Join(outputs, "\n")
+	if !strings.Contains(joined, "password: <redacted sha256:") || !strings.Contains(joined, "non-deterministic") {
+		t.Errorf("no redacted digest or non-deterministic warning in the outputs: the test would not see a leak\n%s", joined)
+	}
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{"outputs": joined, "store file": string(raw)} {
+		for _, v := range clear {
+			for _, form := range []string{v, base64.StdEncoding.EncodeToString([]byte(v))} {
+				if strings.Contains(text, form) {
+					t.Errorf("%s contain the secret value %q (as %q)", where, v, form)
+				}
+			}
+		}
+	}
+}

@@ -17,8 +17,9 @@ const storeTimeout = 30 * time.Second
 
 func newStoreCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "store",
-		Short: "Encrypt, decrypt or rekey a store file",
+		Use:         "store",
+		Annotations: map[string]string{offline: "true"},
+		Short:       "Encrypt, decrypt or rekey a store file",
 		Long: `store converts a store file in place. An encrypted store file is an age file
 (filippo.io/age) after one plain header line that names the ID of its key
 (not the key): whoever holds the file and not the key learns nothing of the

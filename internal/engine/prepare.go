@@ -106,18 +106,17 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 }
 
 // desired returns the desired set as the server will see it, and the
-// client it checked it with: rendered, then namespaces filled in and scopes
-// checked against the cluster's discovery (plan.Prepare).
+// client it checked it with: rendered (Helm charts against the cluster),
+// then namespaces filled in and scopes checked against the cluster's
+// discovery (plan.Prepare).
 func (e *Engine) desired(ctx context.Context, t Target, o Options) ([]object.Object, *kube.Client, error) {
-	desired, err := e.render(ctx, t, o)
+	cluster := &lazyCluster{newClient: e.NewClient}
+	desired, err := e.render(ctx, t, o, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := e.NewClient()
+	client, err := cluster.get(ctx)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := client.Ping(ctx); err != nil {
 		return nil, nil, err
 	}
 	if err := plan.Prepare(desired, client, client.Namespace); err != nil {
@@ -126,14 +125,21 @@ func (e *Engine) desired(ctx context.Context, t Target, o Options) ([]object.Obj
 	return desired, client, nil
 }
 
-// render returns the desired set: the target's, or PATH rendered.
-func (e *Engine) render(ctx context.Context, t Target, o Options) ([]object.Object, error) {
+// render returns the desired set: the target's, or PATH rendered, Helm
+// charts against cluster (nil: offline, with Helm's default capabilities
+// and no lookup).
+func (e *Engine) render(ctx context.Context, t Target, o Options, cluster render.Cluster) ([]object.Object, error) {
 	start := time.Now()
 	desired := t.Desired
 	if desired == nil {
 		var err error
-		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty}); err != nil {
+		if desired, err = render.Render(ctx, t.Path, render.Options{AllowEmpty: o.AllowEmpty, Cluster: cluster, Charts: e.remoteCharts()}); err != nil {
 			return nil, err
+		}
+		for _, d := range desired {
+			for _, f := range d.Unstable {
+				e.progressf(StageRender, "%s (%s): %s is non-deterministic, will change on every apply", d.Ref, d.Source, f)
+			}
 		}
 	}
 	if t.OnRender != nil {

@@ -23,7 +23,7 @@ func (e *Engine) Render(ctx context.Context, t Target, o Options, offline bool) 
 	var desired []object.Object
 	var err error
 	if offline {
-		desired, err = e.render(ctx, t, o)
+		desired, err = e.render(ctx, t, o, nil)
 	} else {
 		desired, _, err = e.desired(ctx, t, o)
 	}

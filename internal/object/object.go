@@ -187,18 +187,39 @@ func (s Selector) Matches(r Ref) bool {
 
 // Source is where a rendered object came from: a file relative to the
 // rendered root (or the kustomization that produced it) and, for plain YAML,
-// the 1-based line its document starts on.
+// the 1-based line its document starts on. An object rendered from a Helm
+// chart names the kustomization and the line of its helmCharts entry in
+// File and Line, and the chart and template in Chart and Template.
 type Source struct {
 	File string `json:"file"`
 	Line int    `json:"line,omitempty"`
+	// Chart is "name@version" of the Helm chart the object was rendered
+	// from; empty for anything else.
+	Chart string `json:"chart,omitempty"`
+	// Template is the chart's file the object came from, relative to the
+	// chart ("templates/deployment.yaml", "crds/crd.yaml"; a subchart's as
+	// "charts/sub/templates/x.yaml").
+	Template string `json:"template,omitempty"`
 }
 
-// String prints "file:line", or "file" when the line is unknown.
+// String prints "file:line", or "file" when the line is unknown; for an
+// object from a chart, "chart@version template (file:line)".
 func (s Source) String() string {
+	loc := s.File
 	if s.Line > 0 {
-		return fmt.Sprintf("%s:%d", s.File, s.Line)
+		loc = fmt.Sprintf("%s:%d", s.File, s.Line)
 	}
-	return s.File
+	if s.Chart == "" {
+		return loc
+	}
+	chart := s.Chart
+	if s.Template != "" {
+		chart += " " + s.Template
+	}
+	if loc == "" {
+		return chart
+	}
+	return chart + " (" + loc + ")"
 }
 
 // Object is one rendered, desired object.
@@ -206,4 +227,14 @@ type Object struct {
 	Ref    Ref
 	Source Source
 	Obj    *unstructured.Unstructured
+	// Unstable lists the fields (".data.password") whose value differs
+	// between two renders of the same input: a Helm chart that uses
+	// randAlphaNum or genCA. Applying such an object changes them every
+	// time.
+	Unstable []string
+	// DefaultNamespace, when set, is the namespace this object goes to
+	// if it is namespaced and names none: a Helm chart's release
+	// namespace, as `helm install` does. Otherwise the run's default
+	// namespace applies.
+	DefaultNamespace string
 }

@@ -247,3 +247,17 @@ func TestSelectorMatches(t *testing.T) {
 		})
 	}
 }
+
+func TestSourceString(t *testing.T) {
+	tests := map[string]Source{
+		"a.yaml:3": {File: "a.yaml", Line: 3},
+		"a.yaml":   {File: "a.yaml"},
+		"external-dns@1.15.0 templates/deployment.yaml (apps/kustomization.yaml:8)": {File: "apps/kustomization.yaml", Line: 8, Chart: "external-dns@1.15.0", Template: "templates/deployment.yaml"},
+		"external-dns@1.15.0 (apps/kustomization.yaml)":                             {File: "apps/kustomization.yaml", Chart: "external-dns@1.15.0"},
+	}
+	for want, s := range tests {
+		if got := s.String(); got != want {
+			t.Errorf("%#v.String() = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -203,7 +203,7 @@ func (p *planner) served(gvk schema.GroupVersionKind) (bool, error) {
 
 // change plans one desired object.
 func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
-	c := Change{Ref: d.Ref, Source: d.Source}
+	c := Change{Ref: d.Ref, Source: d.Source, Warnings: UnstableWarnings(d)}
 	served, err := p.served(d.Ref.GroupVersionKind())
 	if err != nil {
 		return c, err
@@ -244,7 +244,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	if live != nil {
 		c.LiveResourceVersion = live.GetResourceVersion()
 	}
-	c.Warnings = warnings
+	c.Warnings = append(c.Warnings, warnings...)
 	if conflicts, ok := kube.Conflicts(err); ok {
 		for _, fc := range conflicts {
 			c.Conflicts = append(c.Conflicts, FieldConflict{Field: fc.Field, Manager: fc.Manager})
@@ -289,6 +289,17 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	c.Diff = p.diff(c.Ref, live, after)
 	c.Images = ImageChanges(live, after)
 	return c, nil
+}
+
+// UnstableWarnings returns one warning per field of d that its source
+// renders differently every time (a Helm chart's randAlphaNum): applying
+// d changes it on every apply.
+func UnstableWarnings(d object.Object) []string {
+	var out []string
+	for _, f := range d.Unstable {
+		out = append(out, f+": non-deterministic, will change on every apply (the chart renders a new value each time)")
+	}
+	return out
 }
 
 // ConflictHelp is the message of a conflict: the two ways out.

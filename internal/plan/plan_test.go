@@ -360,15 +360,20 @@ func TestPrepareNamespaces(t *testing.T) {
 	c := client(t)
 	cases := []struct {
 		name, doc, defaultNS, wantNS, wantErr string
+		objectNS                              string // the object's DefaultNamespace (a chart's release namespace)
 	}{
-		{"defaulted", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "team", "team", ""},
-		{"no default", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "", "", "no metadata.namespace and no default namespace"},
-		{"cluster-scoped with namespace", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a, namespace: x}", "", "", "cluster-scoped object has metadata.namespace"},
-		{"cluster-scoped", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}", "team", "", ""},
+		{"defaulted", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "team", "team", "", ""},
+		{"no default", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "", "", "no metadata.namespace and no default namespace", ""},
+		{"cluster-scoped with namespace", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a, namespace: x}", "", "", "cluster-scoped object has metadata.namespace", ""},
+		{"cluster-scoped", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}", "team", "", "", ""},
+		{name: "release namespace first", doc: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", defaultNS: "team", wantNS: "release", objectNS: "release"},
+		{name: "release namespace, no default", doc: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", wantNS: "release", objectNS: "release"},
+		{name: "cluster-scoped from a chart", doc: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}", objectNS: "release"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "x", tc.doc)
+			objs[0].DefaultNamespace = tc.objectNS
 			err := plan.Prepare(objs, c, tc.defaultNS)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "test.yaml") {

@@ -10,6 +10,7 @@ import (
 
 // Prepare checks and completes the namespaces of the desired objects, as the
 // API server will see them: a namespaced object without a namespace gets
+// its own DefaultNamespace (a Helm chart's release namespace), else
 // defaultNS (from --namespace or the kubeconfig context), or is an error when
 // there is none; a cluster-scoped object with a namespace is an error (kubectl
 // would silently drop it; a deployer must not guess). Kinds the server does
@@ -38,12 +39,16 @@ func Prepare(desired []object.Object, cl Cluster, defaultNS string) error {
 			}
 			namespaced = ns
 		}
+		def := defaultNS
+		if d.DefaultNamespace != "" {
+			def = d.DefaultNamespace
+		}
 		switch {
-		case namespaced && d.Ref.Namespace == "" && defaultNS == "":
+		case namespaced && d.Ref.Namespace == "" && def == "":
 			return fmt.Errorf("%s (%s): namespaced object has no metadata.namespace and no default namespace is set (set it in the manifest, in the kustomization, or with --namespace)", d.Ref, d.Source)
 		case namespaced && d.Ref.Namespace == "":
-			d.Obj.SetNamespace(defaultNS)
-			d.Ref.Namespace = defaultNS
+			d.Obj.SetNamespace(def)
+			d.Ref.Namespace = def
 		case !namespaced && d.Ref.Namespace != "":
 			return fmt.Errorf("%s (%s): cluster-scoped object has metadata.namespace %q", d.Ref, d.Source, d.Ref.Namespace)
 		}

@@ -30,7 +30,7 @@ var kustomizeMu sync.Mutex
 
 // trackingAnnotations are the annotations kustomize adds to trace where an
 // object came from. Render removes them from every object.
-var trackingAnnotations = []string{"config.kubernetes.io/origin", "alpha.config.kubernetes.io/transformations"}
+var trackingAnnotations = []string{"config.kubernetes.io/origin", "alpha.config.kubernetes.io/transformations", helmSourceAnnotation}
 
 // kustomizationFile returns the kustomization file in dir, or "".
 func kustomizationFile(dir string) string {
@@ -58,6 +58,7 @@ func (r *renderer) kustomize(dir string) ([]object.Object, error) {
 	kustRel := r.rel(kustFile)
 
 	fsys := newRootFS(r.root)
+	rootNamespace := kustomizationNamespace(kustFile)
 	fsys.onRead = func(path string, content []byte) ([]byte, error) {
 		if !isKustomizationFileName(filepath.Base(path)) {
 			if err := checkRemoteBuiltin(content); err != nil {
@@ -67,6 +68,10 @@ func (r *renderer) kustomize(dir string) ([]object.Object, error) {
 		}
 		if err := checkRemote(content); err != nil {
 			return nil, &remoteError{file: r.rel(path), err: err}
+		}
+		content, err := r.expandHelmCharts(path, content, fsys, rootNamespace)
+		if err != nil {
+			return nil, err
 		}
 		if path == kustFile {
 			return withOriginAnnotations(content), nil
@@ -88,9 +93,12 @@ func (r *renderer) kustomize(dir string) ([]object.Object, error) {
 	objs, err := r.runKrusty(fsys, dir, opts)
 	if err != nil {
 		var remote *remoteError
+		var rerr *Error
 		switch refusal := fsys.Refusal(); {
 		case errors.As(refusal, &remote):
 			return nil, fileError(remote.file, 0, remote.err)
+		case errors.As(refusal, &rerr):
+			return nil, rerr
 		case refusal != nil:
 			return nil, fileError(kustRel, 0, refusal)
 		}
@@ -122,8 +130,11 @@ func (r *renderer) objectsOf(m resmap.ResMap, dir, kustRel string) ([]object.Obj
 	var objs []object.Object
 	for _, res := range m.Resources() {
 		src := object.Source{File: kustRel}
-		origin, err := res.GetOrigin()
-		if err == nil && origin != nil {
+		var unstable []string
+		var defaultNS string
+		if hs, ok := r.chartSourceOf(res.GetAnnotations(helmSourceAnnotation)); ok {
+			src, unstable, defaultNS = hs.src, hs.unstable, hs.namespace
+		} else if origin, err := res.GetOrigin(); err == nil && origin != nil {
 			src = r.sourceOf(origin, dir, res, lines)
 		}
 		b, err := res.MarshalJSON()
@@ -139,7 +150,7 @@ func (r *renderer) objectsOf(m resmap.ResMap, dir, kustRel string) ([]object.Obj
 			return nil, err
 		}
 		removeTrackingAnnotations(u)
-		objs = append(objs, object.Object{Ref: object.RefOf(u), Obj: u, Source: src})
+		objs = append(objs, object.Object{Ref: object.RefOf(u), Obj: u, Source: src, Unstable: unstable, DefaultNamespace: defaultNS})
 	}
 	return objs, nil
 }
@@ -212,6 +223,20 @@ func withOriginAnnotations(content []byte) []byte {
 		return content
 	}
 	return []byte(s)
+}
+
+// kustomizationNamespace returns the namespace a kustomization file sets,
+// or "".
+func kustomizationNamespace(kustFile string) string {
+	b, err := os.ReadFile(kustFile)
+	if err != nil {
+		return ""
+	}
+	var k types.Kustomization
+	if k.Unmarshal(b) != nil {
+		return ""
+	}
+	return k.Namespace
 }
 
 // hasSortOptions reports whether the kustomization file sets sortOptions.

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"helm.sh/helm/v4/pkg/chart/common"
+
+	"github.com/snapply/snapply/internal/chartrepo"
 	"github.com/snapply/snapply/internal/object"
 )
 
@@ -24,6 +27,25 @@ type Options struct {
 	// AllowEmpty: a path that renders no object is an error unless set
 	// (rendering nothing would prune everything later).
 	AllowEmpty bool
+	// Cluster, when set, is the cluster Helm charts are rendered for: it
+	// answers .Capabilities and lookup, read-only. Without it charts
+	// render as `helm template` does (Helm's default capabilities, lookup
+	// finds nothing). It is used only when a chart is rendered.
+	Cluster Cluster
+	// Charts, when set, fetches remote charts (a helmCharts entry with a
+	// repo, not vendored under chartHome), checked against snapply.lock.
+	// Without it remote charts are refused.
+	Charts *RemoteCharts
+}
+
+// RemoteCharts is where remote Helm charts come from.
+type RemoteCharts struct {
+	// Fetcher downloads charts into its cache.
+	Fetcher *chartrepo.Fetcher
+	// Lock, when set, records the digest of every remote chart in the
+	// lock file next to its kustomization, instead of checking it there
+	// (`snapply lock`); the caller saves it.
+	Lock *chartrepo.Locks
 }
 
 // DefaultOptions returns the default Options: Root found from the path,
@@ -70,7 +92,7 @@ func Render(ctx context.Context, path string, opts Options) ([]object.Object, er
 		return nil, fileError(path, 0, fmt.Errorf("%w %s", ErrOutsideRoot, root))
 	}
 
-	r := &renderer{root: root}
+	r := &renderer{root: root, ctx: ctx, cluster: opts.Cluster, remote: opts.Charts}
 	var objs []object.Object
 	switch {
 	case !info.IsDir() && isKustomizationFileName(filepath.Base(real)):
@@ -97,6 +119,16 @@ func Render(ctx context.Context, path string, opts Options) ([]object.Object, er
 // renderer renders the files under one root.
 type renderer struct {
 	root string // absolute, symbolic links resolved
+
+	ctx     context.Context
+	cluster Cluster              // nil: Helm's default capabilities, no lookup
+	caps    *common.Capabilities // the cluster's, read once
+	charts  []helmSource         // by the index in helmSourceAnnotation
+	remote  *RemoteCharts        // nil: remote charts are refused
+	locks   map[string]*chartrepo.Lock
+	// expanded holds the kustomizations whose helmCharts were rendered in
+	// this kustomize run, by path and content, as rewritten.
+	expanded map[string][]byte
 }
 
 // rel names a file relative to the root, with slashes.

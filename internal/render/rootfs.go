@@ -33,12 +33,44 @@ type rootFS struct {
 
 	mu      sync.Mutex
 	refusal error
+	// virtual holds files that exist only in memory (the rendered output
+	// of Helm charts), by resolved absolute path.
+	virtual map[string][]byte
 }
 
 var _ filesys.FileSystem = (*rootFS)(nil)
 
 func newRootFS(root string) *rootFS {
 	return &rootFS{root: root, disk: filesys.MakeFsOnDisk()}
+}
+
+// addVirtual makes a read-only file at path (absolute, its directory
+// resolved) that exists only in memory.
+func (f *rootFS) addVirtual(path string, content []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.virtual == nil {
+		f.virtual = map[string][]byte{}
+	}
+	f.virtual[path] = content
+}
+
+// virtualFile returns the in-memory file at name, if there is one.
+func (f *rootFS) virtualFile(name string) (string, []byte, bool) {
+	f.mu.Lock()
+	n := len(f.virtual)
+	f.mu.Unlock()
+	if n == 0 {
+		return "", nil, false
+	}
+	real, err := resolvePath(name)
+	if err != nil {
+		return "", nil, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.virtual[real]
+	return real, b, ok
 }
 
 // Refusal returns the first read that was refused, or nil.
@@ -91,6 +123,9 @@ func (f *rootFS) Open(name string) (filesys.File, error) {
 
 // ReadFile reads a file under root.
 func (f *rootFS) ReadFile(name string) ([]byte, error) {
+	if _, b, ok := f.virtualFile(name); ok {
+		return b, nil
+	}
 	real, err := f.check(name)
 	if err != nil {
 		return nil, err
@@ -110,12 +145,18 @@ func (f *rootFS) ReadFile(name string) ([]byte, error) {
 
 // IsDir reports whether name is a directory under root.
 func (f *rootFS) IsDir(name string) bool {
+	if _, _, ok := f.virtualFile(name); ok {
+		return false
+	}
 	real, err := f.resolve(name)
 	return err == nil && f.disk.IsDir(real)
 }
 
 // Exists reports whether name exists under root.
 func (f *rootFS) Exists(name string) bool {
+	if _, _, ok := f.virtualFile(name); ok {
+		return true
+	}
 	real, err := f.resolve(name)
 	return err == nil && f.disk.Exists(real)
 }
@@ -133,6 +174,9 @@ func (f *rootFS) ReadDir(name string) ([]string, error) {
 // when name is a directory), as kustomize's on-disk file system does, but
 // without its log.Fatal calls.
 func (f *rootFS) CleanedAbs(name string) (filesys.ConfirmedDir, string, error) {
+	if real, _, ok := f.virtualFile(name); ok {
+		return filesys.ConfirmedDir(filepath.Dir(real)), filepath.Base(real), nil
+	}
 	real, err := f.check(name)
 	if err != nil {
 		return "", "", err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
 )
 
@@ -74,8 +75,10 @@ type (
 		Name      string `json:"name"`
 	}
 	jsonSource struct {
-		File string `json:"file"`
-		Line int    `json:"line"`
+		File     string `json:"file"`
+		Line     int    `json:"line"`
+		Chart    string `json:"chart,omitempty"`
+		Template string `json:"template,omitempty"`
 	}
 	jsonConflict struct {
 		Field   string `json:"field"`
@@ -106,7 +109,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 				Namespace: c.Ref.Namespace, Name: c.Ref.Name,
 			},
 			Action:              string(c.Action),
-			Source:              jsonSource{File: c.Source.File, Line: c.Source.Line},
+			Source:              jsonSourceOf(c.Source),
 			Diff:                c.Diff,
 			Conflicts:           make([]jsonConflict, 0, len(c.Conflicts)),
 			Message:             c.Message,
@@ -124,4 +127,10 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 		out.Changes = append(out.Changes, jc)
 	}
 	return out
+}
+
+// jsonSourceOf returns the JSON form of a source: chart and template only
+// for an object rendered from a Helm chart.
+func jsonSourceOf(s object.Source) jsonSource {
+	return jsonSource{File: s.File, Line: s.Line, Chart: s.Chart, Template: s.Template}
 }

@@ -537,7 +537,7 @@ func toJSONResult(r *apply.Result) jsonResult {
 				Group: rec.Ref.Group, Version: rec.Ref.Version, Kind: rec.Ref.Kind,
 				Namespace: rec.Ref.Namespace, Name: rec.Ref.Name,
 			},
-			Source:           jsonSource{File: rec.Source.File, Line: rec.Source.Line},
+			Source:           jsonSourceOf(rec.Source),
 			Action:           string(rec.Action),
 			Outcome:          string(rec.Outcome),
 			Error:            rec.Error,

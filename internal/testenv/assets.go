@@ -97,3 +97,13 @@ func hasAll(dir string, names ...string) bool {
 	}
 	return true
 }
+
+// HelmBinary is the name of the helm binary `hack/tools.sh helm` builds,
+// from the same Helm module snapply renders charts with.
+const HelmBinary = "helm-v4.2.4"
+
+// Tool returns the path of a binary hack/tools.sh builds, such as
+// HelmBinary, from $KUBEBUILDER_ASSETS or the tools directory.
+func Tool(name string) (string, error) {
+	return findBinary(os.Getenv, name)
+}

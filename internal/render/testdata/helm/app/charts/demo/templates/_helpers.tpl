@@ -1,0 +1,3 @@
+{{- define "demo.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end }}
