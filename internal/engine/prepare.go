@@ -244,6 +244,7 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 		return err
 	}
 	p.Plan.Snapshot = p.Before.ID
+	p.analyze()
 	e.progressf(StagePlan, "planned %d objects with server-side dry runs in %s (snapshot %s)", len(p.Desired), since(start), p.Before.ID)
 	return nil
 }

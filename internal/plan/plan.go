@@ -226,6 +226,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		}
 		if live != nil && live.GetResourceVersion() == rv {
 			c.Action, c.LiveResourceVersion = Unchanged, rv
+			c.Before, c.After = live, live
 			return c, nil
 		}
 	}
@@ -245,6 +246,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		c.LiveResourceVersion = live.GetResourceVersion()
 	}
 	c.Warnings = warnings
+	c.Before, c.After = live, d.Obj
 	if conflicts, ok := kube.Conflicts(err); ok {
 		for _, fc := range conflicts {
 			c.Conflicts = append(c.Conflicts, FieldConflict{Field: fc.Field, Manager: fc.Manager})
@@ -277,6 +279,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 			return c, err
 		}
 	}
+	c.Before, c.After = live, after
 	switch {
 	case live == nil:
 		c.Action = Create
@@ -298,6 +301,7 @@ const ConflictHelp = "fields owned by other managers: change git to accept the l
 func (p *planner) pending(c Change, d object.Object, why string) Change {
 	c.Action = Pending
 	c.Message = why
+	c.After = d.Obj
 	c.Diff = p.diff(c.Ref, nil, d.Obj)
 	c.Images = ImageChanges(nil, d.Obj)
 	return c
@@ -305,7 +309,7 @@ func (p *planner) pending(c Change, d object.Object, why string) Change {
 
 func (p *planner) deletion(live *unstructured.Unstructured) Change {
 	ref := object.RefOf(live)
-	c := Change{Ref: ref, Action: Delete, LiveResourceVersion: live.GetResourceVersion()}
+	c := Change{Ref: ref, Action: Delete, LiveResourceVersion: live.GetResourceVersion(), Before: live}
 	if (ref.Group == "" && ref.Kind == "Namespace") || isCRD(ref) {
 		c.Destructive = true
 		c.Message = "deletes everything inside it"
