@@ -43,7 +43,8 @@ func analyzedPrune(t *testing.T, c *kube.Client, desired []object.Object, prune 
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.Analyze(p, plan.AnalyzeOptions{Schemas: c, Live: live.Index(), Redact: opts.Redact})
+	plan.Analyze(p, plan.AnalyzeOptions{Schemas: c, Live: live.Index(), Redact: opts.Redact,
+		Covered: snapshot.Covered(snapshot.ScopeNamespaces, refs, live.Skipped)})
 	return p
 }
 
