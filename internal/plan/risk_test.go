@@ -1,0 +1,290 @@
+package plan_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/snapply/snapply/internal/kube"
+	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/plan"
+)
+
+// risksOf returns the risks of kind on the change of ref.
+func risksOf(t *testing.T, p *plan.Plan, ref string, kind plan.RiskKind) []string {
+	t.Helper()
+	var out []string
+	for _, r := range find(t, p, ref).Risks {
+		if r.Kind == kind {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
+// riskCase is a live state, a desired state and a prune set, and what the
+// plan must (or must not) flag.
+type riskCase struct {
+	name    string
+	live    string   // applied first, as snapply; may be empty
+	desired string   // planned
+	prune   []string // "kind name" of live objects to prune, in NS
+	ref     string   // the change to look at ("NS" is the namespace)
+	kind    plan.RiskKind
+	want    string // a part of the message; "" means no risk of kind
+}
+
+func pruneRefs(ns string, prune []string) []object.Ref {
+	var out []object.Ref
+	for _, p := range prune {
+		kind, name, _ := strings.Cut(p, " ")
+		ref := object.Ref{Version: "v1", Kind: kind, Namespace: ns, Name: name}
+		if kind == "StatefulSet" || kind == "Deployment" {
+			ref.Group = "apps"
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+func runRiskCases(t *testing.T, cases []riskCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := client(t)
+			ns := env.Namespace(t)
+			if tc.live != "" {
+				apply(t, c, kube.FieldManager, objects(t, ns, tc.live))
+			}
+			var desired []object.Object
+			if tc.desired != "" {
+				desired = objects(t, ns, tc.desired)
+			}
+			p := analyzedPrune(t, c, desired, pruneRefs(ns, tc.prune))
+			ref := strings.ReplaceAll(tc.ref, "NS", ns)
+			got := risksOf(t, p, ref, tc.kind)
+			want := strings.ReplaceAll(tc.want, "NS", ns)
+			switch {
+			case want == "" && len(got) > 0:
+				t.Errorf("%s: unexpected %s risk: %q", ref, tc.kind, got)
+			case want != "" && !strings.Contains(strings.Join(got, "\n"), want):
+				t.Errorf("%s: %s risks %q, want one containing %q (all risks: %+v)", ref, tc.kind, got, want, find(t, p, ref).Risks)
+			}
+		})
+	}
+}
+
+const deploy = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: NS}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}ANNOT}
+    spec:
+      containers:
+      - name: web
+        image: IMAGE
+        ENV
+      VOLUMES`
+
+// workload returns the Deployment web with an image, env lines, volume
+// lines and a pod template annotation.
+func workload(image, env, volumes, annot string) string {
+	r := strings.NewReplacer("IMAGE", image, "ENV", env, "VOLUMES", volumes, "ANNOT", annot)
+	return r.Replace(deploy)
+}
+
+const settings = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: NS}
+data: {level: LEVEL}`
+
+func cm(level string) string { return strings.ReplaceAll(settings, "LEVEL", level) }
+
+const envFromSettings = "env: [{name: LEVEL, valueFrom: {configMapKeyRef: {name: settings, key: KEY}}}]"
+
+func TestRiskReplace(t *testing.T) {
+	changedSelector := strings.ReplaceAll(workload("nginx:1.27.0", "", "", ""), "app: web", "app: web2")
+	runRiskCases(t, []riskCase{
+		{name: "immutable selector", live: workload("nginx:1.27.0", "", "", ""), desired: changedSelector,
+			ref: "deployment.apps/web -n NS", kind: plan.RiskReplace, want: "immutable field"},
+		{name: "mutable image", live: workload("nginx:1.27.0", "", "", ""), desired: workload("nginx:1.27.3", "", "", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskReplace},
+	})
+}
+
+const pvc = `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: NS}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}`
+
+const service = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: NS}
+spec:
+  TYPE
+  selector: {app: web}
+  ports: [{name: http, port: 80}]`
+
+func svc(typ string) string { return strings.ReplaceAll(service, "TYPE", typ) }
+
+func TestRiskDataLoss(t *testing.T) {
+	web := workload("nginx:1.27.0", "", "", "")
+	mounted := workload("nginx:1.27.0", "", "volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]", "")
+	runRiskCases(t, []riskCase{
+		{name: "pvc pruned", live: pvc, prune: []string{"PersistentVolumeClaim data"},
+			ref: "persistentvolumeclaim/data -n NS", kind: plan.RiskDataLoss, want: "deletes its volume's data"},
+		{name: "pvc pruned while mounted", live: pvc + "\n---\n" + mounted, desired: mounted, prune: []string{"PersistentVolumeClaim data"},
+			ref: "persistentvolumeclaim/data -n NS", kind: plan.RiskDataLoss, want: "deployment.apps/web -n NS still mounts it"},
+		{name: "configmap pruned", live: cm("info"), prune: []string{"ConfigMap settings"},
+			ref: "configmap/settings -n NS", kind: plan.RiskDataLoss},
+		{name: "service pruned while it serves", live: svc("type: ClusterIP") + "\n---\n" + web, desired: web, prune: []string{"Service web"},
+			ref: "service/web -n NS", kind: plan.RiskDataLoss, want: "deployment.apps/web -n NS still serves it"},
+		{name: "service pruned that serves nothing", live: strings.ReplaceAll(svc("type: ClusterIP"), "app: web", "app: gone"), prune: []string{"Service web"},
+			ref: "service/web -n NS", kind: plan.RiskDataLoss},
+	})
+}
+
+func TestRiskBrokenRef(t *testing.T) {
+	keyRef := func(key string) string {
+		return workload("nginx:1.27.0", strings.ReplaceAll(envFromSettings, "KEY", key), "", "")
+	}
+	ingress := `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: NS}
+spec:
+  rules:
+  - host: web.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {PORT}}}}`
+	binding := `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: web, namespace: NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects: [{kind: ServiceAccount, name: SA, namespace: NS}]`
+	role := `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: NS}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]`
+	sa := `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: web, namespace: NS}`
+	hpa := `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: NS}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: TARGET}
+  minReplicas: 1
+  maxReplicas: 3`
+	runRiskCases(t, []riskCase{
+		{name: "missing configmap key", desired: cm("info") + "\n---\n" + keyRef("missing"),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskBrokenRef, want: `-> configmap/settings -n NS: key "missing" does not exist`},
+		{name: "present configmap key", desired: cm("info") + "\n---\n" + keyRef("level"),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskBrokenRef},
+		{name: "optional missing configmap", desired: workload("nginx:1.27.0", "envFrom: [{configMapRef: {name: nope, optional: true}}]", "", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskBrokenRef},
+		{name: "missing secret and service account", desired: workload("nginx:1.27.0", "envFrom: [{secretRef: {name: creds}}]", "serviceAccountName: robot", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskBrokenRef, want: "-> secret/creds -n NS: does not exist"},
+		{name: "configmap pruned under a live workload", live: cm("info") + "\n---\n" + keyRef("level"), prune: []string{"ConfigMap settings"},
+			ref: "configmap/settings -n NS", kind: plan.RiskBrokenRef, want: "deployment.apps/web -n NS (containers[name=web].env[name=LEVEL]) -> configmap/settings -n NS: does not exist"},
+		{name: "ingress to a missing port", desired: svc("type: ClusterIP") + "\n---\n" + strings.ReplaceAll(ingress, "PORT", "number: 8080"),
+			ref: "ingress.networking.k8s.io/web -n NS", kind: plan.RiskBrokenRef, want: "-> service/web -n NS: port 8080 does not exist"},
+		{name: "ingress to a named port", desired: svc("type: ClusterIP") + "\n---\n" + strings.ReplaceAll(ingress, "PORT", "name: http"),
+			ref: "ingress.networking.k8s.io/web -n NS", kind: plan.RiskBrokenRef},
+		{name: "hpa to a missing target", desired: strings.ReplaceAll(hpa, "TARGET", "api"),
+			ref: "horizontalpodautoscaler.autoscaling/web -n NS", kind: plan.RiskBrokenRef, want: "-> deployment.apps/api -n NS: does not exist"},
+		{name: "hpa to its target", desired: workload("nginx:1.27.0", "", "", "") + "\n---\n" + strings.ReplaceAll(hpa, "TARGET", "web"),
+			ref: "horizontalpodautoscaler.autoscaling/web -n NS", kind: plan.RiskBrokenRef},
+		{name: "rolebinding to missing role and account", desired: strings.ReplaceAll(binding, "SA", "web"),
+			ref: "rolebinding.rbac.authorization.k8s.io/web -n NS", kind: plan.RiskBrokenRef, want: "-> role.rbac.authorization.k8s.io/reader -n NS: does not exist"},
+		{name: "rolebinding to its role and account", desired: role + "\n---\n" + sa + "\n---\n" + strings.ReplaceAll(binding, "SA", "web"),
+			ref: "rolebinding.rbac.authorization.k8s.io/web -n NS", kind: plan.RiskBrokenRef},
+		{name: "service selecting nothing", desired: strings.ReplaceAll(svc("type: ClusterIP"), "app: web", "app: nothing") + "\n---\n" + workload("nginx:1.27.0", "", "", ""),
+			ref: "service/web -n NS", kind: plan.RiskBrokenRef, want: "its selector matches no pod template"},
+		{name: "service selecting a workload", desired: svc("type: ClusterIP") + "\n---\n" + workload("nginx:1.27.0", "", "", ""),
+			ref: "service/web -n NS", kind: plan.RiskBrokenRef},
+	})
+}
+
+func TestRiskRBAC(t *testing.T) {
+	role := func(verbs string) string {
+		return `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: NS}
+rules: [{apiGroups: [""], resources: [pods, configmaps], verbs: [` + verbs + `]}]`
+	}
+	crb := `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: NS-admin}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ROLE}
+subjects: [{kind: ServiceAccount, name: default, namespace: NS}]`
+	runRiskCases(t, []riskCase{
+		{name: "role gains verbs", live: role("get"), desired: role("get, list, delete"),
+			ref: "role.rbac.authorization.k8s.io/reader -n NS", kind: plan.RiskRBAC, want: "gains delete configmaps, delete pods, list configmaps"},
+		{name: "role loses verbs", live: role("get, list, delete"), desired: role("get"),
+			ref: "role.rbac.authorization.k8s.io/reader -n NS", kind: plan.RiskRBAC},
+		{name: "new role with wildcard", desired: role(`"*"`),
+			ref: "role.rbac.authorization.k8s.io/reader -n NS", kind: plan.RiskRBAC, want: "grants wildcards: * configmaps, * pods"},
+		{name: "binding to cluster-admin", desired: strings.ReplaceAll(crb, "ROLE", "cluster-admin"),
+			ref: "clusterrolebinding.rbac.authorization.k8s.io/NS-admin", kind: plan.RiskRBAC, want: "binds ServiceAccount default -n NS to cluster-admin"},
+		{name: "binding to view", desired: strings.ReplaceAll(crb, "ROLE", "view"),
+			ref: "clusterrolebinding.rbac.authorization.k8s.io/NS-admin", kind: plan.RiskRBAC},
+	})
+}
+
+func TestRiskExposure(t *testing.T) {
+	ingress := `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: NS}
+spec:
+  rules:
+  - host: HOST
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}`
+	runRiskCases(t, []riskCase{
+		{name: "new nodeport", desired: svc("type: NodePort"),
+			ref: "service/web -n NS", kind: plan.RiskExposure, want: "a NodePort Service exposes"},
+		{name: "clusterip to loadbalancer", live: svc("type: ClusterIP"), desired: svc("type: LoadBalancer"),
+			ref: "service/web -n NS", kind: plan.RiskExposure, want: "a LoadBalancer Service exposes"},
+		{name: "new clusterip", desired: svc("type: ClusterIP"),
+			ref: "service/web -n NS", kind: plan.RiskExposure},
+		{name: "new ingress host", live: strings.ReplaceAll(ingress, "HOST", "a.example.com"), desired: strings.ReplaceAll(ingress, "HOST", "b.example.com"),
+			ref: "ingress.networking.k8s.io/web -n NS", kind: plan.RiskExposure, want: "new Ingress host b.example.com"},
+		{name: "same ingress host", live: strings.ReplaceAll(ingress, "HOST", "a.example.com"),
+			desired: strings.ReplaceAll(strings.ReplaceAll(ingress, "HOST", "a.example.com"), "path: /", "path: /v2"),
+			ref: "ingress.networking.k8s.io/web -n NS", kind: plan.RiskExposure},
+	})
+}
+
+func TestRiskImage(t *testing.T) {
+	runRiskCases(t, []riskCase{
+		{name: "to latest", live: workload("nginx:1.27.0", "", "", ""), desired: workload("nginx:latest", "", "", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskImage, want: "to the latest tag"},
+		{name: "to no tag", live: workload("nginx:1.27.0", "", "", ""), desired: workload("nginx", "", "", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskImage, want: "without a tag"},
+		{name: "to another registry", live: workload("nginx:1.27.0", "", "", ""), desired: workload("ghcr.io/evil/nginx:1.27.0", "", "", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskImage, want: "another registry: docker.io -> ghcr.io"},
+		{name: "to a pinned version", live: workload("nginx:1.27.0", "", "", ""), desired: workload("nginx:1.27.3", "", "", ""),
+			ref: "deployment.apps/web -n NS", kind: plan.RiskImage},
+	})
+}
+
+func TestRiskNoRestart(t *testing.T) {
+	env := strings.ReplaceAll(envFromSettings, "KEY", "level")
+	web := workload("nginx:1.27.0", env, "", "")
+	bumped := workload("nginx:1.27.0", env, "", ", annotations: {config-hash: abc123}")
+	mounted := workload("nginx:1.27.0", "", "volumes: [{name: cfg, configMap: {name: settings}}]", "")
+	runRiskCases(t, []riskCase{
+		{name: "consumed through env, template unchanged", live: cm("info") + "\n---\n" + web, desired: cm("debug") + "\n---\n" + web,
+			ref: "configmap/settings -n NS", kind: plan.RiskNoRestart, want: "deployment.apps/web -n NS consumes it through env"},
+		{name: "consumed through a volume, workload not in the set", live: cm("info") + "\n---\n" + mounted, desired: cm("debug"),
+			ref: "configmap/settings -n NS", kind: plan.RiskNoRestart, want: "deployment.apps/web -n NS consumes it through a volume"},
+		{name: "pod template hash bump", live: cm("info") + "\n---\n" + web, desired: cm("debug") + "\n---\n" + bumped,
+			ref: "configmap/settings -n NS", kind: plan.RiskNoRestart},
+		{name: "consumed by nobody", live: cm("info"), desired: cm("debug"),
+			ref: "configmap/settings -n NS", kind: plan.RiskNoRestart},
+	})
+}
