@@ -3,6 +3,9 @@ package plan_test
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
@@ -287,4 +290,124 @@ func TestRiskNoRestart(t *testing.T) {
 		{name: "consumed by nobody", live: cm("info"), desired: cm("debug"),
 			ref: "configmap/settings -n NS", kind: plan.RiskNoRestart},
 	})
+}
+
+// TestRiskWarningDeprecatedAPI: the server warns about a deprecated API
+// version (a CRD version marked deprecated) and a deprecated field; each
+// shows as a warning risk on its object.
+func TestRiskWarningDeprecatedAPI(t *testing.T) {
+	c := client(t)
+	ns := env.Namespace(t)
+	apply(t, c, kube.FieldManager, objects(t, ns, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.NS.example.com}
+spec:
+  group: NS.example.com
+  scope: Namespaced
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    deprecated: true
+    deprecationWarning: "NS.example.com/v1beta1 Gadget is deprecated; use NS.example.com/v1"
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}`))
+	waitServed(t, c, schema.GroupVersionKind{Group: ns + ".example.com", Version: "v1beta1", Kind: "Gadget"})
+
+	old := `apiVersion: NS.example.com/v1beta1
+kind: Gadget
+metadata: {name: g1, namespace: NS}
+spec: {size: 1}`
+	current := strings.ReplaceAll(old, "v1beta1", "v1")
+	nodeSelector := strings.Replace(workload("nginx:1.27.0", "", "", ""), "    spec:\n", "    spec:\n      nodeSelector: {beta.kubernetes.io/arch: amd64}\n", 1)
+
+	p := analyzed(t, c, objects(t, ns, old+"\n---\n"+nodeSelector))
+	if got := risksOf(t, p, "gadget."+ns+".example.com/g1 -n "+ns, plan.RiskWarning); len(got) != 1 || !strings.Contains(got[0], "v1beta1 Gadget is deprecated") {
+		t.Errorf("deprecated version: warning risks %q", got)
+	}
+	if got := risksOf(t, p, "deployment.apps/web -n "+ns, plan.RiskWarning); len(got) != 1 || !strings.Contains(got[0], "beta.kubernetes.io/arch") {
+		t.Errorf("deprecated node label: warning risks %q", got)
+	}
+	p = analyzed(t, c, objects(t, ns, current+"\n---\n"+workload("nginx:1.27.0", "", "", "")))
+	for _, ch := range p.Changes {
+		if got := risksOf(t, p, ch.Ref.String(), plan.RiskWarning); len(got) > 0 {
+			t.Errorf("%s: current API, warning risks %q", ch.Ref, got)
+		}
+	}
+}
+
+// TestRiskWarningAdmissionPolicy: a ValidatingAdmissionPolicy in Warn
+// mode that matches an object shows as a warning risk on that object, and
+// not on one it does not match.
+func TestRiskWarningAdmissionPolicy(t *testing.T) {
+	c := client(t)
+	ns := env.Namespace(t)
+	apply(t, c, kube.FieldManager, objects(t, ns, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: NS-team-label}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  validations:
+  - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+    message: every ConfigMap needs a team label
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: NS-team-label}
+spec:
+  policyName: NS-team-label
+  validationActions: [Warn]
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: NS}}`))
+
+	desired := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: unlabelled, namespace: NS}
+data: {a: b}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: labelled, namespace: NS, labels: {team: web}}
+data: {a: b}`
+	// The server loads a new policy within a few seconds.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p := analyzed(t, c, objects(t, ns, desired))
+		got := risksOf(t, p, "configmap/unlabelled -n "+ns, plan.RiskWarning)
+		if len(got) > 0 {
+			if !strings.Contains(got[0], "every ConfigMap needs a team label") {
+				t.Errorf("warning risk %q does not carry the policy's message", got[0])
+			}
+			if other := risksOf(t, p, "configmap/labelled -n "+ns, plan.RiskWarning); len(other) > 0 {
+				t.Errorf("object the policy accepts: warning risks %q", other)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no warning risk from the policy in Warn mode after 30s")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// waitServed waits until the server serves gvk.
+func waitServed(t *testing.T, c *kube.Client, gvk schema.GroupVersionKind) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if served, _, err := c.Scope(gvk); err == nil && served {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not served after 30s", gvk)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
