@@ -258,7 +258,7 @@ spec:
 			ref: "ingress.networking.k8s.io/web -n NS", kind: plan.RiskExposure, want: "new Ingress host b.example.com"},
 		{name: "same ingress host", live: strings.ReplaceAll(ingress, "HOST", "a.example.com"),
 			desired: strings.ReplaceAll(strings.ReplaceAll(ingress, "HOST", "a.example.com"), "path: /", "path: /v2"),
-			ref: "ingress.networking.k8s.io/web -n NS", kind: plan.RiskExposure},
+			ref:     "ingress.networking.k8s.io/web -n NS", kind: plan.RiskExposure},
 	})
 }
 
