@@ -3,6 +3,8 @@ package engine
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/snapply/snapply/internal/plan"
 	"github.com/snapply/snapply/internal/snapshot"
 )
@@ -17,4 +19,24 @@ func (p *Prepared) analyze() {
 		Redact:  p.Store.Redactor().Redact,
 	})
 	p.engine.progressf(StagePlan, "analyzed the plan (field diffs, risks, images) in %s", since(start))
+}
+
+// prefetchSchemas reads and parses the server's schemas of the desired
+// set's group-versions in the background, while the dry runs run, so that
+// the analysis finds them ready.
+func (p *Prepared) prefetchSchemas() {
+	seen := map[schema.GroupVersion]bool{}
+	var gvs []schema.GroupVersion
+	for _, d := range p.Desired {
+		gv := d.Ref.GroupVersionKind().GroupVersion()
+		if !seen[gv] {
+			seen[gv] = true
+			gvs = append(gvs, gv)
+		}
+	}
+	go func() {
+		for _, gv := range gvs {
+			_, _ = p.Client.TypeConverter(gv) // an error is cached and met again by the analysis
+		}
+	}()
 }

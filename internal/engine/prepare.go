@@ -225,6 +225,7 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 		}
 		return p.live.Index(), nil
 	}}
+	p.prefetchSchemas()
 	var planErr error
 	p.Plan, planErr = plan.Compute(ctx, p.Client, in, popts)
 	<-liveDone
