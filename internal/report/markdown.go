@@ -405,8 +405,8 @@ func mdChangeDetail(c plan.Change, opts MarkdownOptions) mdDetail {
 // maxRiskRows and maxImageRows bound the risk and image tables of a
 // markdown plan; the JSON plan lists them all.
 const (
-	maxRiskRows  = 100
-	maxImageRows = 200
+	maxRiskRows  = 50
+	maxImageRows = 100
 )
 
 // mdRisks renders the risks of p first, above the changes: a counts line
@@ -427,7 +427,7 @@ func mdRisks(p *plan.Plan) string {
 				}
 				rows++
 				if rows <= maxRiskRows {
-					b.WriteString("| **" + string(r.Kind) + "** | " + mdCode(c.Ref.String()) + " | " + mdText(truncate(oneLine(r.Message), maxNoteRunes*2)) + " |\n")
+					b.WriteString("| **" + string(r.Kind) + "** | " + mdCode(c.Ref.String()) + " | " + mdText(truncate(oneLine(r.Message), maxNoteRunes)) + " |\n")
 				}
 			}
 		}
