@@ -433,7 +433,7 @@ func mdRisks(p *plan.Plan) string {
 		}
 	}
 	if rows > maxRiskRows {
-		fmt.Fprintf(&b, "\n_%s more in the details below and in the JSON plan._\n", plural(rows-maxRiskRows, "risk", "risks"))
+		fmt.Fprintf(&b, "\n_%d more %s in the details below and in the JSON plan._\n", rows-maxRiskRows, pluralWord(rows-maxRiskRows, "risk", "risks"))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -460,8 +460,16 @@ func mdImages(images []plan.ImageUse) string {
 		}
 	}
 	if rows > maxImageRows {
-		fmt.Fprintf(&b, "\n_%s more in the JSON plan._\n", plural(rows-maxImageRows, "image", "images"))
+		fmt.Fprintf(&b, "\n_%d more %s in the JSON plan._\n", rows-maxImageRows, pluralWord(rows-maxImageRows, "image", "images"))
 	}
 	b.WriteString("\n</details>\n\n")
 	return b.String()
+}
+
+// pluralWord returns one when n is 1, else many.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
