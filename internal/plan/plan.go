@@ -285,6 +285,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		c.Action = Create
 	case Equal(live, after):
 		c.Action = Unchanged
+		c.After = live // the same; the dry run's copy need not be kept
 		return c, nil
 	default:
 		c.Action = Update
