@@ -283,6 +283,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	switch {
 	case live == nil:
 		c.Action = Create
+		c.After = d.Obj // enough for the analysis, and kept anyway
 	case Equal(live, after):
 		c.Action = Unchanged
 		c.After = live // the same; the dry run's copy need not be kept
