@@ -18,6 +18,10 @@ func (p *Prepared) analyze() {
 		Covered: snapshot.Covered(p.scope, p.refs, p.live.Skipped),
 		Redact:  p.Store.Redactor().Redact,
 	})
+	// Neither the objects nor the schemas are needed again: an apply of
+	// thousands of objects should not carry them.
+	p.Plan.ForgetObjects()
+	p.Client.ForgetSchemas()
 	p.engine.progressf(StagePlan, "analyzed the plan (field diffs, risks, images) in %s", since(start))
 }
 
