@@ -240,6 +240,44 @@ apply_base() {
 
 # --- sections ------------------------------------------------------------
 
+# dur_ms prints a Go duration ("118ms", "1.5s", "1m2s", "950µs") in
+# milliseconds.
+dur_ms() {
+  awk -v d="$1" 'BEGIN {
+    ms = 0
+    while (match(d, /^[0-9.]+(ms|µs|us|ns|s|m|h)/)) {
+      tok = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
+      match(tok, /[a-zµ]+$/); u = substr(tok, RSTART); n = substr(tok, 1, RSTART - 1) + 0
+      if (u == "h") ms += n * 3600000; else if (u == "m") ms += n * 60000; else if (u == "s") ms += n * 1000
+      else if (u == "ms") ms += n; else if (u == "µs" || u == "us") ms += n / 1000; else ms += n / 1000000
+    }
+    printf "%d\n", ms
+  }'
+}
+
+# analysis_share CHANGED STORE plans CHANGED with progress on and reports
+# the share of the plan stage (snapshot, dry runs, analysis) that the
+# analyses take (field diffs, risks, broken references, images; issue 11
+# acceptance: under 10%), from snapply's own stage timings.
+analysis_share() {
+  local changed=$1 store=$2 i errlog a t shares=""
+  for ((i = 1; i <= runs; i++)); do
+    rm -f "$store"
+    errlog=$work/logs/plan-stages.$i.stderr
+    "$snapply" plan "$changed" --store "$store" -o json >/dev/null 2>"$errlog" || die "snapply plan failed"
+    a=$(sed -n 's/.*analyzed the plan .* in \([^ ]*\)$/\1/p' "$errlog")
+    t=$(sed -n 's/^planned .* in \([^ ]*\) (snapshot .*/\1/p' "$errlog")
+    [[ -n $a && -n $t ]] || die "no stage timings in $errlog"
+    a=$(dur_ms "$a") t=$(dur_ms "$t")
+    log "plan stages run $i: analysis ${a}ms of ${t}ms"
+    shares+="$((a * 1000 / (t > 0 ? t : 1))) "
+  done
+  local -a v
+  mapfile -t v < <(tr ' ' '\n' <<<"$shares" | grep . | sort -n)
+  local med=${v[${#v[@]} / 2]}
+  note "$(printf '%-40s %9s%%   (median of %d runs; target under 10%%)' "analyses / plan stage" "$((med / 10)).$((med % 10))" "${#v[@]}")"
+}
+
 # section_plan times `snapply plan` and `kubectl diff --server-side` on the
 # changed fixture, alternating, each with the same field manager. Each
 # snapply run starts from a new store file, as a CI job does. The cluster
@@ -282,6 +320,7 @@ section_plan() {
   row "snapply plan -q -o json" plan
   row "kubectl diff --server-side" diff
   ratio "ratio kubectl diff / snapply plan" diff plan 5
+  analysis_share "$changed" "$store"
   note "$(printf '%-40s %10s   (%s bytes; a new store per run)' "snapply store file" "$(du -h "$store" | cut -f1)" "$(stat -c %s "$store")")"
 }
 

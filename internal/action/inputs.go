@@ -9,6 +9,8 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/snapply/snapply/internal/plan"
 )
 
 // The names of the action's inputs, as action.yml declares them. The runner
@@ -34,6 +36,7 @@ const (
 	InputRequireReviewed    = "require-reviewed-plan"
 	InputStoreKey           = "store-key"
 	InputAllowPublicStore   = "allow-public-store"
+	InputFailOn             = "fail-on"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -91,6 +94,9 @@ type Inputs struct {
 	// AllowPublicStore uploads the store of a public repository even
 	// without a store key, where anyone can download it.
 	AllowPublicStore bool
+	// FailOn lists the risk kinds that fail the run: a plan run exits 1
+	// after its comment, an apply run exits 1 before applying anything.
+	FailOn []plan.RiskKind
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -190,6 +196,11 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	boolean(InputAllowPublicStore, &in.AllowPublicStore)
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputScope, &in.Scope)
+	if kinds, err := plan.ParseRiskKinds(getInput(a, InputFailOn)); err != nil {
+		errs = append(errs, fmt.Errorf("input %s: %w", InputFailOn, err))
+	} else {
+		in.FailOn = kinds
+	}
 	in.Scope = strings.ToLower(in.Scope)
 	if !slices.Contains(scopes, in.Scope) {
 		errs = append(errs, fmt.Errorf("input %s: %q is not a scope: want managed, namespaces or cluster", InputScope, in.Scope))

@@ -141,7 +141,14 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	r.outputs.Summary = p.Plan.Summary
 	r.outputs.SnapshotID = p.Before.ID
 	if cfg.Mode == ModePlan {
-		return r.reportPlan(ctx, p.Plan, r.review(p))
+		if err := r.reportPlan(ctx, p.Plan, r.review(p)); err != nil {
+			return err
+		}
+		return r.failOn(p.Plan, "the plan is reported")
+	}
+	if err := r.failOn(p.Plan, "nothing was applied"); err != nil {
+		_ = SetOutputs(r.a, r.outputs)
+		return err
 	}
 	if restored == nil {
 		kind := ClassifyApply(cfg.Event, p.Inventory)
@@ -159,6 +166,22 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 		}
 	}
 	return r.deploy(ctx, p, restored, reviewed)
+}
+
+// failOn fails the run when the plan has risks of the kinds of the
+// fail-on input, with an error annotation that names them.
+func (r *run) failOn(p *plan.Plan, what string) error {
+	hit := p.RisksOf(r.cfg.Inputs.FailOn)
+	if len(hit) == 0 {
+		return nil
+	}
+	kinds := make([]string, len(hit))
+	for i, k := range hit {
+		kinds[i] = string(k)
+	}
+	msg := fmt.Sprintf("the plan has risks that the fail-on input names (%s); %s", strings.Join(kinds, ", "), what)
+	r.a.Errorf("%s", msg)
+	return &ExitError{Code: 1, Err: errors.New(msg)}
 }
 
 // options are the engine's options from the inputs.

@@ -18,6 +18,7 @@ type applyOptions struct {
 	engine.Options
 	deploy engine.DeployOptions
 	output string
+	review reviewOptions
 }
 
 func newApplyCommand(g *globals) *cobra.Command {
@@ -36,7 +37,8 @@ the first, up to --timeout.
 
 Exit codes: 0 when every object reached its planned state; 1 otherwise (a
 conflict, an invalid object, a failed write, a readiness timeout, an
-interrupt). What was applied stays applied and is recorded.`,
+interrupt). What was applied stays applied and is recorded. With --fail-on,
+a plan with a risk of a kind it names exits 1 before anything is applied.`,
 		Example: `  snapply apply ./overlays/prod --name prod
   snapply apply ./overlays/prod --name prod --timeout 10m -o json
   snapply apply ./overlays/prod --name prod --force-conflicts`,
@@ -52,11 +54,16 @@ interrupt). What was applied stays applied and is recorded.`,
 	addEngineFlags(f, &o.Options)
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, markdown or json")
 	addDeployFlags(f, &o.deploy, "no longer in PATH")
+	addReviewFlags(cmd, &o.review)
 	return cmd
 }
 
 // runApply plans and applies t, and writes the result.
 func (g *globals) runApply(ctx context.Context, t engine.Target, o applyOptions) (err error) {
+	diff, failOn, err := o.review.parse()
+	if err != nil {
+		return err
+	}
 	p, err := g.newEngine().PrepareApply(ctx, t, o.Options, o.deploy.Timeout)
 	if p != nil {
 		defer func() { err = errors.Join(err, p.Close()) }()
@@ -65,9 +72,12 @@ func (g *globals) runApply(ctx context.Context, t engine.Target, o applyOptions)
 		return err
 	}
 	if o.output == "text" && !g.quiet {
-		if err := g.writePlan(g.io.Err, p.Plan, "text"); err != nil {
+		if err := g.writePlan(g.io.Err, p.Plan, "text", diff); err != nil {
 			return err
 		}
+	}
+	if err := failOnExit(p.Plan, failOn, "nothing was applied"); err != nil {
+		return err
 	}
 	res, recErr := p.Deploy(ctx, o.deploy)
 	if res == nil {

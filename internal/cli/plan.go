@@ -17,6 +17,7 @@ func newPlanCommand(g *globals) *cobra.Command {
 	o := engine.DefaultOptions()
 	var output string
 	var detailed bool
+	var review reviewOptions
 	cmd := &cobra.Command{
 		Use:   "plan PATH",
 		Short: "Show what an apply would change, validated by the API server",
@@ -26,13 +27,19 @@ runs a server-side-apply dry run for every object. Nothing in the cluster
 changes.
 
 Exit codes: 0 success; 1 error, or a plan with conflicts or invalid objects;
-with --detailed-exitcode, 2 when the plan has changes (and no errors).`,
+with --detailed-exitcode, 2 when the plan has changes (and no errors); 1 when
+the plan has a risk of a kind that --fail-on names.`,
 		Example: `  snapply plan ./overlays/prod
   snapply plan ./overlays/prod -o json --store /tmp/prod.db
-  snapply plan ./manifests --context staging --detailed-exitcode`,
+  snapply plan ./manifests --context staging --detailed-exitcode
+  snapply plan ./overlays/prod --fail-on=data-loss,broken-ref,rbac --diff=both`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
+				return err
+			}
+			diff, failOn, err := review.parse()
+			if err != nil {
 				return err
 			}
 			p, err := g.newEngine().Plan(cmd.Context(), engine.Target{Path: args[0]}, o)
@@ -42,7 +49,10 @@ with --detailed-exitcode, 2 when the plan has changes (and no errors).`,
 			if err != nil {
 				return err
 			}
-			if err := g.writePlan(g.io.Out, p.Plan, output); err != nil {
+			if err := g.writePlan(g.io.Out, p.Plan, output, diff); err != nil {
+				return err
+			}
+			if err := failOnExit(p.Plan, failOn, "see the risks above"); err != nil {
 				return err
 			}
 			return planExit(p.Plan, detailed)
@@ -52,6 +62,7 @@ with --detailed-exitcode, 2 when the plan has changes (and no errors).`,
 	f.StringVarP(&output, "output", "o", "text", "output format: text, markdown or json")
 	f.BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when nothing changes, 2 when something changes, 1 on error")
 	addEngineFlags(f, &o)
+	addReviewFlags(cmd, &review)
 	return cmd
 }
 
@@ -64,10 +75,13 @@ func checkOutput(output string) error {
 }
 
 // writePlan writes the report of p to w in the chosen format.
-func (g *globals) writePlan(w io.Writer, p *plan.Plan, output string) error {
+// diff chooses how updates show in text and markdown.
+func (g *globals) writePlan(w io.Writer, p *plan.Plan, output string, diff report.DiffMode) error {
+	md := report.DefaultMarkdownOptions()
+	md.Diff = diff
 	return writeReport(w, output, func() error { return report.JSON(w, p) },
-		func() error { return report.Markdown(w, p, report.DefaultMarkdownOptions()) },
-		func(opts report.TextOptions) error { return report.Text(w, p, opts) }, g.useColor(w))
+		func() error { return report.Markdown(w, p, md) },
+		func(opts report.TextOptions) error { opts.Diff = diff; return report.Text(w, p, opts) }, g.useColor(w))
 }
 
 // writeReport writes a report in the chosen format with the writer of

@@ -117,7 +117,7 @@ func (g *globals) runRollback(ctx context.Context, o rollbackOptions) (err error
 	if err != nil {
 		return err
 	}
-	if err := g.writePlan(g.io.Out, p.Plan, o.output); err != nil {
+	if err := g.writePlan(g.io.Out, p.Plan, o.output, ""); err != nil {
 		return err
 	}
 	return planExit(p.Plan, false)

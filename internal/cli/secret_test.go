@@ -68,7 +68,9 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	}
 	run(append([]string{"apply", v1, "--color=always"}, inv...)...)
 	for _, o := range []string{"text", "markdown", "json"} {
-		run(append([]string{"plan", v2, "-o", o}, inv...)...)
+		run(append([]string{"plan", v2, "-o", o, "--diff=both"}, inv...)...)
+	}
+	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
 	for _, o := range []string{"yaml", "json"} {
@@ -110,6 +112,10 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	// The plan must still say which keys changed.
 	if joined := strings.Join(outputs, "\n"); !strings.Contains(joined, "token: <redacted sha256:") {
 		t.Errorf("no redacted digest in the outputs: the test would not see a leak")
+	}
+	// The field diffs (text, markdown, JSON) show the Secret's changed keys.
+	if joined := strings.Join(outputs, "\n"); !strings.Contains(joined, "~ data.token: <redacted sha256:") || !strings.Contains(joined, `"path": "data.token"`) {
+		t.Errorf("no field diff of the Secret in the outputs: the test would not see a leak there")
 	}
 
 	raw, err := os.ReadFile(db)

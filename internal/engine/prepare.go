@@ -46,6 +46,8 @@ type Prepared struct {
 	scope    snapshot.Scope
 	refs     []object.Ref
 	restores string
+
+	stopPrefetch func() // stops reading schemas ahead of the analysis
 }
 
 // Close releases the lock and closes the store, once; it is safe on a
@@ -242,6 +244,7 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 		}
 		return p.live.Index(), nil
 	}}
+	p.prefetchSchemas()
 	var planErr error
 	p.Plan, planErr = plan.Compute(ctx, p.Client, in, popts)
 	<-liveDone
@@ -261,6 +264,7 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 		return err
 	}
 	p.Plan.Snapshot = p.Before.ID
+	p.analyze()
 	e.progressf(StagePlan, "planned %d objects with server-side dry runs in %s (snapshot %s)", len(p.Desired), since(start), p.Before.ID)
 	return nil
 }

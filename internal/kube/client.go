@@ -54,6 +54,8 @@ type Client struct {
 	// Namespace is the default namespace set by --namespace or the
 	// kubeconfig context; empty when neither sets one.
 	Namespace string
+
+	schemas schemaCache
 }
 
 // NewClient builds a client from kubectl-style flags. Their

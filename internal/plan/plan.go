@@ -226,6 +226,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		}
 		if live != nil && live.GetResourceVersion() == rv {
 			c.Action, c.LiveResourceVersion = Unchanged, rv
+			c.Before, c.After = live, live
 			return c, nil
 		}
 	}
@@ -245,6 +246,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		c.LiveResourceVersion = live.GetResourceVersion()
 	}
 	c.Warnings = append(c.Warnings, warnings...)
+	c.Before, c.After = live, d.Obj
 	if conflicts, ok := kube.Conflicts(err); ok {
 		for _, fc := range conflicts {
 			c.Conflicts = append(c.Conflicts, FieldConflict{Field: fc.Field, Manager: fc.Manager})
@@ -277,11 +279,14 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 			return c, err
 		}
 	}
+	c.Before, c.After = live, after
 	switch {
 	case live == nil:
 		c.Action = Create
+		c.After = d.Obj // enough for the analysis, and kept anyway
 	case Equal(live, after):
 		c.Action = Unchanged
+		c.After = live // the same; the dry run's copy need not be kept
 		return c, nil
 	default:
 		c.Action = Update
@@ -309,6 +314,7 @@ const ConflictHelp = "fields owned by other managers: change git to accept the l
 func (p *planner) pending(c Change, d object.Object, why string) Change {
 	c.Action = Pending
 	c.Message = why
+	c.After = d.Obj
 	c.Diff = p.diff(c.Ref, nil, d.Obj)
 	c.Images = ImageChanges(nil, d.Obj)
 	return c
@@ -316,7 +322,7 @@ func (p *planner) pending(c Change, d object.Object, why string) Change {
 
 func (p *planner) deletion(live *unstructured.Unstructured) Change {
 	ref := object.RefOf(live)
-	c := Change{Ref: ref, Action: Delete, LiveResourceVersion: live.GetResourceVersion()}
+	c := Change{Ref: ref, Action: Delete, LiveResourceVersion: live.GetResourceVersion(), Before: live}
 	if (ref.Group == "" && ref.Kind == "Namespace") || isCRD(ref) {
 		c.Destructive = true
 		c.Message = "deletes everything inside it"

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/snapply/snapply/internal/object"
 )
 
@@ -52,6 +54,9 @@ type Plan struct {
 	// Changes holds one entry per desired object (unchanged ones included)
 	// and one per object to delete, sorted by Ref.
 	Changes []Change `json:"changes"`
+	// Images is the image inventory: every container of every workload
+	// of the plan, before and after (see Analyze).
+	Images []ImageUse `json:"images,omitempty"`
 }
 
 // Summary counts the changes of a plan by action.
@@ -157,6 +162,20 @@ type Change struct {
 	// LiveResourceVersion is the resourceVersion of the live object the plan
 	// read; empty when the object is not live.
 	LiveResourceVersion string `json:"liveResourceVersion,omitempty"`
+	// Fields lists, for an update, each field that changes, list items
+	// matched by key (see Analyze).
+	Fields []FieldDiff `json:"fields,omitempty"`
+	// Risks flags what a reviewer should look at (see Analyze).
+	Risks []Risk `json:"risks,omitempty"`
+
+	// Before is the live object the plan compared with (nil when it is not
+	// live) and After the object as the dry run says an update leaves it
+	// (the live object when unchanged; the desired object for a create,
+	// a pending or an invalid object, or a conflict; nil for a delete), so
+	// that a plan keeps no more copies than it must. Neither is redacted
+	// nor ever encoded: Analyze reads them.
+	Before *unstructured.Unstructured `json:"-"`
+	After  *unstructured.Unstructured `json:"-"`
 }
 
 // FieldConflict is one field that another field manager owns.
@@ -174,4 +193,12 @@ type ImageChange struct {
 	Container string `json:"container"`
 	Old       string `json:"old,omitempty"`
 	New       string `json:"new,omitempty"`
+}
+
+// ForgetObjects drops the objects the changes hold for Analyze (Before and
+// After), so that their memory can be reclaimed once the plan is analysed.
+func (p *Plan) ForgetObjects() {
+	for i := range p.Changes {
+		p.Changes[i].Before, p.Changes[i].After = nil, nil
+	}
 }

@@ -19,7 +19,10 @@ import (
 //	              "action": "...", "source": {"file", "line"}, "diff": "...",
 //	              "conflicts": [{"field", "manager"}], "message": "...",
 //	              "images": [{"container", "old", "new"}], "warnings": ["..."],
-//	              "destructive": false, "liveResourceVersion": "..."}]}
+//	              "destructive": false, "liveResourceVersion": "...",
+//	              "fields": [{"path", "op", "before", "after"}],
+//	              "risks": [{"kind", "message"}]}],
+//	 "images": [{"ref": {...}, "container", "before", "after", "status"}]}
 //
 // Every key is always present, empty lists are [] and never null, and
 // changes lists every object, unchanged ones included, in plan order.
@@ -42,9 +45,10 @@ func JSON(w io.Writer, p *plan.Plan) error {
 // every key being there.
 type (
 	jsonPlan struct {
-		Snapshot string       `json:"snapshot"`
-		Summary  jsonSummary  `json:"summary"`
-		Changes  []jsonChange `json:"changes"`
+		Snapshot string         `json:"snapshot"`
+		Summary  jsonSummary    `json:"summary"`
+		Changes  []jsonChange   `json:"changes"`
+		Images   []jsonImageUse `json:"images"`
 	}
 	jsonSummary struct {
 		Create    int `json:"create"`
@@ -66,6 +70,25 @@ type (
 		Warnings            []string       `json:"warnings"`
 		Destructive         bool           `json:"destructive"`
 		LiveResourceVersion string         `json:"liveResourceVersion"`
+		Fields              []jsonField    `json:"fields"`
+		Risks               []jsonRisk     `json:"risks"`
+	}
+	jsonField struct {
+		Path   string `json:"path"`
+		Op     string `json:"op"`
+		Before string `json:"before"`
+		After  string `json:"after"`
+	}
+	jsonRisk struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	}
+	jsonImageUse struct {
+		Ref       jsonRef `json:"ref"`
+		Container string  `json:"container"`
+		Before    string  `json:"before"`
+		After     string  `json:"after"`
+		Status    string  `json:"status"`
 	}
 	jsonRef struct {
 		Group     string `json:"group"`
@@ -101,13 +124,14 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 			Conflict: s.Conflict, Invalid: s.Invalid, Pending: s.Pending,
 		},
 		Changes: make([]jsonChange, 0, len(p.Changes)),
+		Images:  make([]jsonImageUse, 0, len(p.Images)),
+	}
+	for _, u := range p.Images {
+		out.Images = append(out.Images, jsonImageUse{Ref: toJSONRef(u.Ref), Container: u.Container, Before: u.Before, After: u.After, Status: string(u.Status)})
 	}
 	for _, c := range p.Changes {
 		jc := jsonChange{
-			Ref: jsonRef{
-				Group: c.Ref.Group, Version: c.Ref.Version, Kind: c.Ref.Kind,
-				Namespace: c.Ref.Namespace, Name: c.Ref.Name,
-			},
+			Ref:                 toJSONRef(c.Ref),
 			Action:              string(c.Action),
 			Source:              jsonSourceOf(c.Source),
 			Diff:                c.Diff,
@@ -117,6 +141,14 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 			Warnings:            append(make([]string, 0, len(c.Warnings)), c.Warnings...),
 			Destructive:         c.Destructive,
 			LiveResourceVersion: c.LiveResourceVersion,
+			Fields:              make([]jsonField, 0, len(c.Fields)),
+			Risks:               make([]jsonRisk, 0, len(c.Risks)),
+		}
+		for _, f := range c.Fields {
+			jc.Fields = append(jc.Fields, jsonField{Path: f.Path, Op: string(f.Op), Before: f.Before, After: f.After})
+		}
+		for _, r := range c.Risks {
+			jc.Risks = append(jc.Risks, jsonRisk{Kind: string(r.Kind), Message: r.Message})
 		}
 		for _, fc := range c.Conflicts {
 			jc.Conflicts = append(jc.Conflicts, jsonConflict{Field: fc.Field, Manager: fc.Manager})
@@ -133,4 +165,9 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 // for an object rendered from a Helm chart.
 func jsonSourceOf(s object.Source) jsonSource {
 	return jsonSource{File: s.File, Line: s.Line, Chart: s.Chart, Template: s.Template}
+}
+
+// toJSONRef converts a ref to its JSON contract.
+func toJSONRef(r object.Ref) jsonRef {
+	return jsonRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,18 @@ func TestJSONContract(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	checkKeys(t, "plan", doc, map[string]kind{"snapshot": str, "summary": obj, "changes": arr})
+	checkKeys(t, "plan", doc, map[string]kind{"snapshot": str, "summary": obj, "changes": arr, "images": arr})
+	images, _ := doc["images"].([]any)
+	if len(images) != len(samplePlan().Images) {
+		t.Errorf("%d images, want %d", len(images), len(samplePlan().Images))
+	}
+	for _, item := range images {
+		m, _ := item.(map[string]any)
+		checkKeys(t, "images[]", m, map[string]kind{"ref": obj, "container": str, "before": str, "after": str, "status": str})
+		if s, _ := m["status"].(string); s != "new" && s != "removed" && s != "changed" && s != "unchanged" {
+			t.Errorf("images[]: unknown status %q", s)
+		}
+	}
 	summary, _ := doc["summary"].(map[string]any)
 	checkKeys(t, "summary", summary, map[string]kind{
 		"create": num, "update": num, "unchanged": num, "delete": num, "conflict": num, "invalid": num, "pending": num,
@@ -95,7 +107,24 @@ func TestJSONContract(t *testing.T) {
 		where := fmt.Sprintf("changes[%d]", i)
 		checkKeys(t, where, c, map[string]kind{
 			"ref": obj, "action": str, "source": obj, "diff": str, "conflicts": arr, "message": str,
+			"fields": arr, "risks": arr,
 		})
+		fields, _ := c["fields"].([]any)
+		for _, f := range fields {
+			m, _ := f.(map[string]any)
+			checkKeys(t, where+".fields[]", m, map[string]kind{"path": str, "op": str, "before": str, "after": str})
+			if op, _ := m["op"].(string); op != "add" && op != "remove" && op != "change" {
+				t.Errorf("%s.fields[]: unknown op %q", where, op)
+			}
+		}
+		risks, _ := c["risks"].([]any)
+		for _, r := range risks {
+			m, _ := r.(map[string]any)
+			checkKeys(t, where+".risks[]", m, map[string]kind{"kind": str, "message": str})
+			if k, _ := m["kind"].(string); !slices.Contains(plan.RiskKinds, plan.RiskKind(k)) {
+				t.Errorf("%s.risks[]: unknown kind %q", where, k)
+			}
+		}
 		ref, _ := c["ref"].(map[string]any)
 		checkKeys(t, where+".ref", ref, map[string]kind{"group": str, "version": str, "kind": str, "namespace": str, "name": str})
 		source, _ := c["source"].(map[string]any)
@@ -108,6 +137,15 @@ func TestJSONContract(t *testing.T) {
 			m, _ := fc.(map[string]any)
 			checkKeys(t, where+".conflicts[]", m, map[string]kind{"field": str, "manager": str})
 		}
+	}
+	web, _ := changes[6].(map[string]any)
+	if diff := cmp.Diff(map[string]any{
+		"path": "spec.template.spec.containers[name=web].image", "op": "change", "before": "nginx:1.27.0", "after": "nginx:1.27.3",
+	}, web["fields"].([]any)[2]); diff != "" {
+		t.Errorf("fields[2] (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("broken-ref", web["risks"].([]any)[0].(map[string]any)["kind"]); diff != "" {
+		t.Errorf("risks[0].kind (-want +got):\n%s", diff)
 	}
 	conflict, _ := changes[5].(map[string]any)
 	if diff := cmp.Diff([]any{
@@ -130,7 +168,7 @@ func TestJSONEmptyListsAreNotNull(t *testing.T) {
 	if err := JSON(&buf, planOf(samplePlan().Changes[3])); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"conflicts": []`, `"diff": ""`, `"message": ""`} {
+	for _, want := range []string{`"conflicts": []`, `"diff": ""`, `"message": ""`, `"fields": []`, `"risks": []`, `"images": []`} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("unchanged object: output lacks %s:\n%s", want, buf.String())
 		}
@@ -163,6 +201,12 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 		if len(c.Warnings) == 0 {
 			c.Warnings = nil
+		}
+		if len(c.Fields) == 0 {
+			c.Fields = nil
+		}
+		if len(c.Risks) == 0 {
+			c.Risks = nil
 		}
 	}
 	if diff := cmp.Diff(want, &got); diff != "" {

@@ -30,6 +30,9 @@ type MarkdownOptions struct {
 	// the commit and run the report comes from. The caller builds it from
 	// trusted parts (it is not escaped).
 	Header string
+	// Diff chooses the field diff, the unified diff or both for updates;
+	// empty means DiffStructural.
+	Diff DiffMode
 }
 
 // DefaultMarkdownOptions returns the options of a PR comment without a
@@ -140,7 +143,7 @@ func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
 		}
 		row := mdRow(c)
 		d.tbl.add(row)
-		d.details = append(d.details, mdChangeDetail(c, opts.Details))
+		d.details = append(d.details, mdChangeDetail(c, opts))
 	}
 	return d
 }
@@ -279,6 +282,8 @@ func mdSummary(p *plan.Plan) string {
 	} else if !p.HasChanges() {
 		b.WriteString(noChangesLine + "\n\n")
 	}
+	b.WriteString(mdRisks(p))
+	b.WriteString(mdImages(p.Images))
 	return b.String()
 }
 
@@ -318,7 +323,8 @@ func mdNote(c plan.Change) string {
 }
 
 // mdChangeDetail renders the details section of one changed object.
-func mdChangeDetail(c plan.Change, fold bool) mdDetail {
+func mdChangeDetail(c plan.Change, opts MarkdownOptions) mdDetail {
+	fold := opts.Details
 	title := c.Ref.String() + " (" + label(c) + ")"
 	var open, end string
 	if fold {
@@ -331,6 +337,13 @@ func mdChangeDetail(c plan.Change, fold bool) mdDetail {
 	var b strings.Builder
 	if c.Destructive {
 		b.WriteString("**DESTRUCTIVE: " + mdText(destructiveNote(c.Ref)) + ".**\n\n")
+	}
+	if len(c.Risks) > 0 {
+		b.WriteString("Risks:\n\n")
+		for _, r := range c.Risks {
+			b.WriteString("- **" + string(r.Kind) + "**: " + mdText(oneLine(r.Message)) + "\n")
+		}
+		b.WriteString("\n")
 	}
 	if c.Action == plan.Invalid && c.Source.File != "" {
 		b.WriteString("Source: " + mdCode(c.Source.String()) + "\n\n")
@@ -360,7 +373,7 @@ func mdChangeDetail(c plan.Change, fold bool) mdDetail {
 		}
 		b.WriteString("\n")
 	}
-	if len(c.Warnings) > 0 {
+	if len(c.Warnings) > 0 && len(c.Risks) == 0 { // else shown as risks
 		b.WriteString("Warnings:\n\n")
 		for _, warn := range c.Warnings {
 			b.WriteString("- " + mdText(warn) + "\n")
@@ -368,8 +381,11 @@ func mdChangeDetail(c plan.Change, fold bool) mdDetail {
 		b.WriteString("\n")
 	}
 	var diff string
-	if c.Diff != "" {
-		diff = mdFence("diff", c.Diff) + "\n"
+	if opts.Diff.showFields(c) {
+		diff = mdFence("diff", strings.Join(fieldLines(c.Fields), "\n")+"\n") + "\n"
+	}
+	if opts.Diff.showUnified(c) {
+		diff += mdFence("diff", c.Diff) + "\n"
 	}
 	if b.Len() == 0 && diff == "" {
 		b.WriteString("_No diff._\n\n")
@@ -384,4 +400,76 @@ func mdChangeDetail(c plan.Change, fold bool) mdDetail {
 		noDiff:  noDiff,
 		minimal: open + "_details omitted: " + omittedNote + "_\n\n" + end,
 	}
+}
+
+// maxRiskRows and maxImageRows bound the risk and image tables of a
+// markdown plan; the JSON plan lists them all.
+const (
+	maxRiskRows  = 50
+	maxImageRows = 100
+)
+
+// mdRisks renders the risks of p first, above the changes: a counts line
+// and a table of every risk, or "" when there is none.
+func mdRisks(p *plan.Plan) string {
+	counts := riskCounts(p)
+	if counts == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("**Risks: " + mdText(counts) + ".**\n\n| risk | object | what |\n| --- | --- | --- |\n")
+	rows := 0
+	for _, k := range plan.RiskKinds {
+		for _, c := range p.Changes {
+			for _, r := range c.Risks {
+				if r.Kind != k {
+					continue
+				}
+				rows++
+				if rows <= maxRiskRows {
+					b.WriteString("| **" + string(r.Kind) + "** | " + mdCode(c.Ref.String()) + " | " + mdText(truncate(oneLine(r.Message), maxNoteRunes)) + " |\n")
+				}
+			}
+		}
+	}
+	if rows > maxRiskRows {
+		fmt.Fprintf(&b, "\n_%d more %s in the details below and in the JSON plan._\n", rows-maxRiskRows, pluralWord(rows-maxRiskRows, "risk", "risks"))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// mdImages renders the image inventory in a collapsed section, the images
+// that change first.
+func mdImages(images []plan.ImageUse) string {
+	if len(images) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<details><summary>Images (" + imageCounts(images) + ")</summary>\n\n| object | container | image | status |\n| --- | --- | --- | --- |\n")
+	rows := 0
+	for _, changed := range []bool{true, false} {
+		for _, u := range images {
+			if (u.Status != plan.ImageUnchanged) != changed {
+				continue
+			}
+			rows++
+			if rows <= maxImageRows {
+				b.WriteString("| " + mdCode(u.Ref.String()) + " | " + mdCode(u.Container) + " | " + imageUseText(u, mdCode) + " | " + string(u.Status) + " |\n")
+			}
+		}
+	}
+	if rows > maxImageRows {
+		fmt.Fprintf(&b, "\n_%d more %s in the JSON plan._\n", rows-maxImageRows, pluralWord(rows-maxImageRows, "image", "images"))
+	}
+	b.WriteString("\n</details>\n\n")
+	return b.String()
+}
+
+// pluralWord returns one when n is 1, else many.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

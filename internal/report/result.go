@@ -332,7 +332,7 @@ func newResultDoc(r *apply.Result, opts MarkdownOptions) *resultDoc {
 	}
 	for _, c := range r.Plan.Changes {
 		if c.Action != plan.Unchanged {
-			d.details = append(d.details, mdChangeDetail(c, opts.Details))
+			d.details = append(d.details, mdChangeDetail(c, MarkdownOptions{Details: opts.Details}))
 		}
 	}
 	return d

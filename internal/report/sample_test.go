@@ -45,6 +45,7 @@ func samplePlan() *plan.Plan {
 			Ref:         object.Ref{Version: "v1", Kind: "Namespace", Name: "legacy"},
 			Action:      plan.Delete,
 			Destructive: true,
+			Risks:       []plan.Risk{{Kind: plan.RiskDataLoss, Message: "deleting a Namespace deletes every object in it"}},
 			Diff: `--- namespace/legacy (live)
 +++ namespace/legacy (after apply)
 @@ -1,6 +0,0 @@
@@ -148,6 +149,16 @@ func samplePlan() *plan.Plan {
 			Images:              []plan.ImageChange{{Container: "web", Old: "nginx:1.27.0", New: "nginx:1.27.3"}},
 			Warnings:            []string{`spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead`},
 			LiveResourceVersion: "2102",
+			Fields: []plan.FieldDiff{
+				{Path: "spec.replicas", Op: plan.FieldChange, Before: "2", After: "3"},
+				{Path: "spec.template.spec.containers[name=web].env[name=LOG_LEVEL]", Op: plan.FieldAdd, After: `{"name":"LOG_LEVEL","value":"debug"}`},
+				{Path: "spec.template.spec.containers[name=web].image", Op: plan.FieldChange, Before: "nginx:1.27.0", After: "nginx:1.27.3"},
+				{Path: "spec.template.spec.containers[name=web].ports[containerPort=8080,protocol=TCP]", Op: plan.FieldRemove, Before: `{"containerPort":8080,"protocol":"TCP"}`},
+			},
+			Risks: []plan.Risk{
+				{Kind: plan.RiskBrokenRef, Message: `deployment.apps/web -n prod (containers[name=web].env[name=LOG_LEVEL]) -> configmap/web-settings -n prod: key "level" does not exist`},
+				{Kind: plan.RiskWarning, Message: `spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead`},
+			},
 		},
 		{
 			Ref:    object.Ref{Group: "example.com", Version: "v1alpha1", Kind: "Widget", Namespace: "prod", Name: "w1"},
@@ -174,14 +185,31 @@ func samplePlan() *plan.Plan {
 			Message: `Ingress.networking.k8s.io "web" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified`,
 		},
 	}
+	web := object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "web"}
+	api := object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "api"}
 	return &plan.Plan{
 		Snapshot: "20261121T093015Z-7f3c9a1e",
 		Summary:  plan.Summarize(changes),
 		Changes:  changes,
+		Images: []plan.ImageUse{
+			{Ref: api, Container: "api", Before: "ghcr.io/acme/api:2.4.1", After: "ghcr.io/acme/api:2.4.1", Status: plan.ImageUnchanged},
+			{Ref: web, Container: "init:migrate", After: "ghcr.io/acme/migrate:1.0.0", Status: plan.ImageNew},
+			{Ref: web, Container: "web", Before: "nginx:1.27.0", After: "nginx:1.27.3", Status: plan.ImageChanged},
+		},
 	}
 }
 
 // planOf returns a plan of changes with its summary.
 func planOf(changes ...plan.Change) *plan.Plan {
 	return &plan.Plan{Snapshot: "snap-1", Summary: plan.Summarize(changes), Changes: changes}
+}
+
+// unanalysed returns p without what plan.Analyze adds: risks, field diffs
+// and the image inventory.
+func unanalysed(p *plan.Plan) *plan.Plan {
+	p.Images = nil
+	for i := range p.Changes {
+		p.Changes[i].Risks, p.Changes[i].Fields = nil, nil
+	}
+	return p
 }

@@ -113,8 +113,9 @@ func TestSplitMarkdownSmallLimits(t *testing.T) {
 		wantPieces int
 		wantNote   string
 	}{
-		{"sample in small pieces", samplePlan(), 1500, 4, ""},
-		{"sample in pieces that fit one object each", samplePlan(), 1100, 5, ""},
+		{"sample in small pieces", unanalysed(samplePlan()), 1500, 4, ""},
+		{"sample in pieces that fit one object each", unanalysed(samplePlan()), 1100, 5, ""},
+		{"analysed sample in small pieces", samplePlan(), 2500, 3, ""},
 		{"diff larger than a piece", huge, 4000, 1, "_diff omitted: too large, see the job summary / `snapply show`_"},
 		{"details larger than a piece", longMessage, 4000, 1, "_details omitted: too large, see the job summary / `snapply show`_"},
 		{"many pieces", hugePlan(300, 300), 2000, 73, ""},

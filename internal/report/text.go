@@ -20,6 +20,9 @@ type TextOptions struct {
 	ShowUnchanged bool
 	// MaxDiffLines cuts each diff after this many lines; 0 means no limit.
 	MaxDiffLines int
+	// Diff chooses the field diff, the unified diff or both for updates;
+	// empty means DiffStructural.
+	Diff DiffMode
 }
 
 // DefaultTextOptions returns the options for a terminal that is not known
@@ -57,8 +60,9 @@ func Text(w io.Writer, p *plan.Plan, opts TextOptions) error {
 			continue
 		}
 		t.buf.WriteByte('\n')
-		t.change(c, opts.MaxDiffLines)
+		t.change(c, opts)
 	}
+	t.images(p.Images, opts.ShowUnchanged)
 	if opts.ShowUnchanged && p.Summary.Unchanged > 0 {
 		t.buf.WriteString("\nUnchanged:\n")
 		for _, c := range p.Changes {
@@ -100,6 +104,9 @@ func (t *textWriter) header(p *plan.Plan) {
 	if p.Snapshot != "" {
 		fmt.Fprintf(&t.buf, " (snapshot %s)", clean(p.Snapshot))
 	}
+	if risks := riskCounts(p); risks != "" {
+		t.buf.WriteString(" | risks: " + t.paint(ansiBoldRed, risks))
+	}
 	t.buf.WriteByte('\n')
 }
 
@@ -130,7 +137,7 @@ func (t *textWriter) refLine(c plan.Change) string {
 }
 
 // change writes the block of one object.
-func (t *textWriter) change(c plan.Change, maxDiffLines int) {
+func (t *textWriter) change(c plan.Change, opts TextOptions) {
 	head := symbol(c.Action) + " " + clean(c.Ref.String()) + " (" + string(c.Action) + ")"
 	t.buf.WriteString(t.paint(actionColor(c.Action), head))
 	if c.Destructive {
@@ -161,14 +168,39 @@ func (t *textWriter) change(c plan.Change, maxDiffLines int) {
 		t.line("  - " + ways[0] + ", or")
 		t.line("  - " + ways[1] + ".")
 	}
+	// The server's message (why it refuses the object) comes first, then
+	// the risks.
+	for _, r := range c.Risks {
+		t.lines(t.paint(ansiBoldRed, "risk "+string(r.Kind)+":") + " " + clean(r.Message))
+	}
 	for _, ic := range c.Images {
 		t.line("image " + clean(imageText(ic, plain)))
 	}
-	for _, warn := range c.Warnings {
-		t.lines("warning: " + clean(warn))
+	if len(c.Risks) == 0 { // an analysed plan shows warnings as risks
+		for _, warn := range c.Warnings {
+			t.lines("warning: " + clean(warn))
+		}
 	}
-	if c.Diff != "" {
-		t.diff(clean(c.Diff), maxDiffLines)
+	if opts.Diff.showFields(c) {
+		t.diff(clean(strings.Join(fieldLines(c.Fields), "\n")), opts.MaxDiffLines)
+	}
+	if opts.Diff.showUnified(c) {
+		t.diff(clean(c.Diff), opts.MaxDiffLines)
+	}
+}
+
+// images writes the image inventory: every image that changes, and the
+// unchanged ones when showUnchanged, else their count.
+func (t *textWriter) images(images []plan.ImageUse, showUnchanged bool) {
+	if len(images) == 0 {
+		return
+	}
+	t.buf.WriteString("\nImages (" + imageCounts(images) + "):\n")
+	for _, u := range images {
+		if u.Status == plan.ImageUnchanged && !showUnchanged {
+			continue
+		}
+		t.buf.WriteString("  " + clean(u.Ref.String()) + "  " + clean(u.Container) + ": " + clean(imageUseText(u, plain)) + " (" + string(u.Status) + ")\n")
 	}
 }
 
@@ -212,6 +244,8 @@ func diffColor(l string) string {
 		return ansiBold
 	case strings.HasPrefix(l, "@@"):
 		return ansiCyan
+	case strings.HasPrefix(l, "~ "):
+		return ansiYellow
 	case strings.HasPrefix(l, "+"):
 		return ansiGreen
 	case strings.HasPrefix(l, "-"):

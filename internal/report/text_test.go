@@ -64,8 +64,9 @@ func TestTextColor(t *testing.T) {
 		ansiRed + "- namespace/legacy (delete)" + ansiReset + " " + ansiBoldRed + "DESTRUCTIVE" + ansiReset,
 		ansiBoldRed + "! deployment.apps/api -n prod (conflict)" + ansiReset,
 		ansiBoldRed + "! ingress.networking.k8s.io/web -n prod (invalid)" + ansiReset,
-		ansiRed + "-        image: nginx:1.27.0" + ansiReset,
-		ansiGreen + "+        image: nginx:1.27.3" + ansiReset,
+		ansiYellow + "~ spec.template.spec.containers[name=web].image: nginx:1.27.0 -> nginx:1.27.3" + ansiReset,
+		ansiGreen + "+ spec.template.spec.containers[name=web].env[name=LOG_LEVEL]: {\"name\":\"LOG_LEVEL\",\"value\":\"debug\"}" + ansiReset,
+		ansiRed + "- namespace/legacy (delete)" + ansiReset,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -85,7 +86,7 @@ func TestTextHeader(t *testing.T) {
 		{
 			name: "sample",
 			p:    samplePlan(),
-			want: "Plan: 2 to create, 1 to update, 1 to delete, 1 conflict, 1 invalid, 1 pending, 2 unchanged (snapshot 20261121T093015Z-7f3c9a1e)",
+			want: "Plan: 2 to create, 1 to update, 1 to delete, 1 conflict, 1 invalid, 1 pending, 2 unchanged (snapshot 20261121T093015Z-7f3c9a1e) | risks: 1 data-loss, 1 broken-ref, 1 warning",
 		},
 		{
 			name: "plural conflicts, no snapshot",
@@ -211,6 +212,34 @@ func TestRenderersReturnWriteErrorsAndRejectNil(t *testing.T) {
 		}
 		if err := fn(nil); err == nil {
 			t.Errorf("%s: no error for a nil plan", name)
+		}
+	}
+}
+
+func TestTextDiffModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode            DiffMode
+		fields, unified bool
+	}{
+		{"", true, false},
+		{DiffStructural, true, false},
+		{DiffUnified, false, true},
+		{DiffBoth, true, true},
+	} {
+		var buf bytes.Buffer
+		if err := Text(&buf, samplePlan(), TextOptions{Diff: tc.mode}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if got := strings.Contains(out, "~ spec.template.spec.containers[name=web].image: nginx:1.27.0 -> nginx:1.27.3"); got != tc.fields {
+			t.Errorf("mode %q: field diff shown = %v, want %v", tc.mode, got, tc.fields)
+		}
+		if got := strings.Contains(out, "+        image: nginx:1.27.3"); got != tc.unified {
+			t.Errorf("mode %q: unified diff of the update shown = %v, want %v", tc.mode, got, tc.unified)
+		}
+		// A create has no field diff: its unified diff shows in every mode.
+		if !strings.Contains(out, "+kind: ConfigMap") {
+			t.Errorf("mode %q: the create's diff is missing", tc.mode)
 		}
 	}
 }
