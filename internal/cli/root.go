@@ -103,6 +103,7 @@ the field manager that owns each field, and objects the server refuses.`,
 		newHistoryCommand(g),
 		newDiffCommand(g),
 		newShowCommand(g),
+		newGraphCommand(g),
 		newVersionCommand(g),
 	)
 	return root
