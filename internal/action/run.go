@@ -16,6 +16,7 @@ import (
 	"github.com/snapply/snapply/internal/apply"
 	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/github"
+	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
 	"github.com/snapply/snapply/internal/render"
@@ -134,7 +135,7 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	r.outputs.Summary = p.Plan.Summary
 	r.outputs.SnapshotID = p.Before.ID
 	if cfg.Mode == ModePlan {
-		if err := r.reportPlan(ctx, p.Plan, r.review(p)); err != nil {
+		if err := r.reportPlan(ctx, p.Plan, plan.ChangeView(p.Graph(), p.Plan, MaxGraphNodes), r.review(p)); err != nil {
 			return err
 		}
 		return r.failOn(p.Plan, "the plan is reported")
@@ -217,9 +218,21 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 	return p, err
 }
 
+// MaxGraphNodes is the most objects the graph of a plan comment draws.
+const MaxGraphNodes = 40
+
+// graphLink says where the full graph of the run is: the HTML plan in the
+// run's artifacts, or `snapply graph` outside a run.
+func (r *run) graphLink() string {
+	if u := r.cfg.RunURL(); u != "" {
+		return "the full graph is in the HTML plan among [the run's artifacts](" + u + "#artifacts)"
+	}
+	return ""
+}
+
 // reportPlan writes the plan to the job summary and the sticky comment.
-func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, review Review) error {
-	mdOpts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(r.cfg.Event.HeadSHA)}
+func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, view *graph.View, review Review) error {
+	mdOpts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(r.cfg.Event.HeadSHA), Graph: view, GraphLink: r.graphLink()}
 	var full bytes.Buffer
 	if err := report.Markdown(&full, pl, mdOpts); err != nil {
 		return err

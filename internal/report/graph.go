@@ -157,3 +157,23 @@ func graphText(v *graph.View) string {
 	}
 	return b.String()
 }
+
+// MermaidSection renders v for a PR comment: a folded <details> section
+// whose summary counts the objects drawn, and says how many were left out
+// and where the full graph is (link, in markdown; empty names
+// `snapply graph`), around a ```mermaid block that GitHub draws. It ends
+// with a blank line.
+func MermaidSection(v *graph.View, link string) string {
+	var b strings.Builder
+	b.WriteString("<details><summary>Graph: " + plural(len(v.Nodes), "object", "objects") + " changed or next to a change")
+	if v.Omitted > 0 {
+		if link == "" {
+			link = "run `snapply graph` for the full graph"
+		}
+		fmt.Fprintf(&b, "; %d more not shown (%s)", v.Omitted, link)
+	}
+	b.WriteString("</summary>\n\n```mermaid\n")
+	b.WriteString(Mermaid(v))
+	b.WriteString("```\n\n</details>\n\n")
+	return b.String()
+}
