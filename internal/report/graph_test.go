@@ -45,7 +45,7 @@ func fanPlan(n int) (*plan.Plan, *graph.Graph) {
 	dep := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web", "namespace": "prod"},
-		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{}, "volumes": []any{}}}},
+		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{}, "volumes": []any{}}}},
 	}}
 	objs := []*unstructured.Unstructured{dep}
 	p := &plan.Plan{}
