@@ -19,6 +19,7 @@ const (
 	OutputCommentURL   = "comment-url"
 	OutputRollback     = "rollback"
 	OutputReviewedPlan = "reviewed-plan"
+	OutputPlanHTML     = "plan-html"
 )
 
 // Outputs are the step outputs of a run.
@@ -44,6 +45,10 @@ type Outputs struct {
 	// ReviewedPlan, on apply: "same" when the plan is the one reviewed in
 	// the pull request, "differs", "missing", or empty when not checked.
 	ReviewedPlan string
+	// PlanHTML is the HTML plan, next to the store and relative to the
+	// workspace like StorePath, for the upload step; empty when none was
+	// written.
+	PlanHTML string
 }
 
 // fileCommandDelimiter is the heredoc delimiter go-githubactions writes
@@ -74,6 +79,7 @@ func SetOutputs(a *githubactions.Action, o Outputs) error {
 		{OutputCommentURL, o.CommentURL},
 		{OutputRollback, strconv.FormatBool(o.Rollback)},
 		{OutputReviewedPlan, o.ReviewedPlan},
+		{OutputPlanHTML, o.PlanHTML},
 	}
 	for _, kv := range outputs {
 		if strings.Contains(kv[1], fileCommandDelimiter) {

@@ -206,4 +206,3 @@ func TestHTMLSnapshotDiff(t *testing.T) {
 		t.Errorf("%d items, want 2", n)
 	}
 }
-
