@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,18 +53,33 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 	inv := []string{"--store", db, "--name", ns, "--inventory-namespace", ns}
 	v1 := manifests(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-data-value")})
 	v2 := manifests(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-changed-value")})
-	for _, o := range []string{"text", "markdown", "json"} {
+	for _, o := range []string{"text", "markdown", "json", "html"} {
 		run(append([]string{"plan", v1, "-o", o, "--color=always"}, inv...)...)
 	}
+	var first struct{ Snapshot string }
+	if err := json.Unmarshal([]byte(outputs[4]), &first); err != nil || first.Snapshot == "" {
+		t.Fatalf("plan -o json: %v\n%s", err, outputs[4])
+	}
 	run(append([]string{"apply", v1, "--color=always"}, inv...)...)
-	for _, o := range []string{"text", "markdown", "json"} {
+	for _, o := range []string{"text", "markdown", "json", "html"} {
 		run(append([]string{"plan", v2, "-o", o, "--diff=both"}, inv...)...)
+	}
+	if html := outputs[len(outputs)-2]; !strings.Contains(html, "data.token") || !strings.Contains(html, "redacted sha256:") {
+		t.Errorf("the HTML plan shows no redacted field of the Secret: the test would not see a leak there")
+	}
+	for _, o := range []string{"json", "mermaid", "dot", "text"} {
+		run(append([]string{"graph", v2, "-o", o}, inv...)...)
 	}
 	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
 	run("history", "--store", db, "-o", "json")
 	run("show", "--store", db, "latest", "--managed-fields")
+	run("show", "--store", db, "latest", "-o", "html")
+	run("diff", "--store", db, first.Snapshot, "latest", "-o", "html")
+	if html := outputs[len(outputs)-2]; !strings.Contains(html, "redacted sha256:") {
+		t.Errorf("the HTML diff shows no redacted value of the Secret: the test would not see a leak there")
+	}
 
 	// The plan must still say which keys changed.
 	if joined := strings.Join(outputs, "\n"); !strings.Contains(joined, "token: <redacted sha256:") {
