@@ -21,6 +21,7 @@ func TestSetOutputs(t *testing.T) {
 		SnapshotID:   "01JNQ7ZK3V8Y4TQ2B6M5R9W1XC",
 		CommentURL:   "https://github.com/acme/platform-deploy/pull/42#issuecomment-2700000001",
 		ReviewedPlan: "same",
+		PlanHTML:     "snapply-plan.html",
 	}
 	if err := SetOutputs(r.action(), o); err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestSetOutputs(t *testing.T) {
 		"comment-url":   "https://github.com/acme/platform-deploy/pull/42#issuecomment-2700000001",
 		"rollback":      "false",
 		"reviewed-plan": "same",
+		"plan-html":     "snapply-plan.html",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GITHUB_OUTPUT (-want +got):\n%s", diff)

@@ -154,3 +154,42 @@ func TestGraphColoursThePlan(t *testing.T) {
 		t.Errorf("focus on nothing: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestActionPlanHasGraphAndHTML: on a pull request the action writes the
+// HTML plan next to the store (the plan-html output, for the artifact),
+// and the comment links it and draws the graph of the changes.
+func TestActionPlanHasGraphAndHTML(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": graphV1 + graphV2Changes})
+	res := r.run("pull_request-opened", nil)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if got := r.output("plan-html"); got != "snapply-plan.html" {
+		t.Errorf("plan-html = %q, want snapply-plan.html", got)
+	}
+	page := string(mustRead(t, filepath.Join(r.workspace, "snapply-plan.html")))
+	for _, want := range []string{`http-equiv="Content-Security-Policy"`, "deployment.apps/web -n " + ns, `<svg id="graph"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML plan lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "graph-test-secret-value") {
+		t.Error("the HTML plan holds a Secret value")
+	}
+	comments := r.gh.Comments(pullRequestFixture)
+	if len(comments) != 1 {
+		t.Fatalf("%d comments", len(comments))
+	}
+	body := comments[0].Body
+	for _, want := range []string{
+		"[open the full plan](https://github.example/o/r/actions/runs/1001#artifacts) (snapply-plan.html in the run's artifacts)",
+		"<details><summary>Graph: 5 objects changed or next to a change</summary>",
+		"```mermaid\nflowchart LR\n",
+		ns + "/Secret/creds (create)\"]:::create",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("comment lacks %q:\n%s", want, body)
+		}
+	}
+}
