@@ -134,3 +134,34 @@ func TestReviewFlagCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestActionFailOn: with the fail-on input, a plan run comments with the
+// risks first and fails; an apply run fails before applying anything.
+func TestActionFailOn(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": brokenApp})
+	inputs := map[string]string{"INPUT_FAIL-ON": "broken-ref"}
+
+	res := r.run("pull_request-opened", inputs)
+	if res.code != 1 || !strings.Contains(res.stdout, "::error::the plan has risks that the fail-on input names (broken-ref)") {
+		t.Fatalf("plan: exit %d, want 1 with an error annotation\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	comments := r.gh.Comments(pullRequestFixture)
+	if len(comments) != 1 {
+		t.Fatalf("plan: %d comments, want 1", len(comments))
+	}
+	body := comments[0].Body
+	risks, table := strings.Index(body, "**Risks: 1 broken-ref.**"), strings.Index(body, "| action | object | source | note |")
+	if risks < 0 || table < 0 || risks > table {
+		t.Errorf("the comment does not list the risks above the changes:\n%s", body)
+	}
+
+	res = r.run("push-main", inputs)
+	if res.code != 1 || !strings.Contains(res.stdout, "nothing was applied") {
+		t.Fatalf("apply: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	_, err := clientset(t).AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("deployment after a refused apply: err %v, want not found", err)
+	}
+}

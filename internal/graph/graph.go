@@ -153,32 +153,35 @@ func New(objs []*unstructured.Unstructured) *Graph {
 		ref := object.RefOf(u)
 		g.Nodes[ref.Key()] = &Node{Ref: ref, Obj: u}
 	}
-	var templates []*Node
-	for _, n := range g.sortedNodes() {
+	type template struct {
+		ref    object.Ref
+		labels labels.Set
+	}
+	templates := map[string][]template{} // by namespace
+	nodes := g.sortedNodes()
+	for _, n := range nodes {
 		g.Edges = append(g.Edges, refsOf(n.Ref, n.Obj)...)
-		if _, ok := PodTemplateLabels(n.Obj); ok {
-			templates = append(templates, n)
+		if lbls, ok := PodTemplateLabels(n.Obj); ok {
+			templates[n.Ref.Namespace] = append(templates[n.Ref.Namespace], template{n.Ref, labels.Set(lbls)})
 		}
 	}
-	crds := crdKinds(g.sortedNodes())
-	for _, n := range g.sortedNodes() {
+	crds := crdKinds(nodes)
+	for _, n := range nodes {
 		g.Edges = append(g.Edges, g.ownerEdges(n)...)
 		if crd, ok := crds[n.Ref.GroupKind()]; ok {
 			g.Edges = append(g.Edges, Edge{From: n.Ref, To: crd, Kind: DefinedBy, Field: "apiVersion"})
 		}
 		if sel, ok := PDBSelector(n.Obj); ok {
-			for _, t := range templates {
-				lbls, _ := PodTemplateLabels(t.Obj)
-				if t.Ref.Namespace == n.Ref.Namespace && sel.Matches(labels.Set(lbls)) && !controlled(t.Obj) {
-					g.Edges = append(g.Edges, Edge{From: n.Ref, To: t.Ref, Kind: Disruption, Field: "spec.selector"})
+			for _, t := range templates[n.Ref.Namespace] {
+				if sel.Matches(t.labels) && !controlled(g.Nodes[t.ref.Key()].Obj) {
+					g.Edges = append(g.Edges, Edge{From: n.Ref, To: t.ref, Kind: Disruption, Field: "spec.selector"})
 				}
 			}
 		}
 		if sel, ok := ServiceSelector(n.Obj); ok {
-			for _, t := range templates {
-				lbls, _ := PodTemplateLabels(t.Obj)
-				if t.Ref.Namespace == n.Ref.Namespace && sel.Matches(labels.Set(lbls)) {
-					g.Edges = append(g.Edges, Edge{From: n.Ref, To: t.Ref, Kind: Selects, Field: "spec.selector"})
+			for _, t := range templates[n.Ref.Namespace] {
+				if sel.Matches(t.labels) {
+					g.Edges = append(g.Edges, Edge{From: n.Ref, To: t.ref, Kind: Selects, Field: "spec.selector"})
 				}
 			}
 		}

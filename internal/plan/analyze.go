@@ -47,6 +47,7 @@ func Analyze(p *Plan, opts AnalyzeOptions) {
 	a.g.Covered = opts.Covered
 	for i := range p.Changes {
 		c := &p.Changes[i]
+		c.Fields, c.Risks = nil, nil // analysing twice gives the same plan
 		if c.Action == Update {
 			c.Fields = a.fields(c)
 		}

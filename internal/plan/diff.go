@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/snapply/snapply/internal/graph"
 )
 
 // serverManaged are the metadata fields the server owns: they change on
@@ -75,29 +77,11 @@ func toYAML(u *unstructured.Unstructured) string {
 	return string(out)
 }
 
-// podSpecPaths are where workloads keep their pod spec.
-var podSpecPaths = map[string][]string{
-	"Pod":         {"spec"},
-	"Deployment":  {"spec", "template", "spec"},
-	"StatefulSet": {"spec", "template", "spec"},
-	"DaemonSet":   {"spec", "template", "spec"},
-	"ReplicaSet":  {"spec", "template", "spec"},
-	"Job":         {"spec", "template", "spec"},
-	"CronJob":     {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
 // Images returns the container images of a workload by container name, init
 // containers prefixed "init:". Objects that hold no pod spec give nil.
 func Images(u *unstructured.Unstructured) map[string]string {
-	if u == nil {
-		return nil
-	}
-	path, ok := podSpecPaths[u.GetKind()]
-	if !ok {
-		return nil
-	}
-	spec, found, _ := unstructured.NestedMap(u.Object, path...)
-	if !found {
+	spec := graph.PodSpec(u)
+	if spec == nil {
 		return nil
 	}
 	out := map[string]string{}

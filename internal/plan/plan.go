@@ -283,8 +283,10 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	switch {
 	case live == nil:
 		c.Action = Create
+		c.After = d.Obj // enough for the analysis, and kept anyway
 	case Equal(live, after):
 		c.Action = Unchanged
+		c.After = live // the same; the dry run's copy need not be kept
 		return c, nil
 	default:
 		c.Action = Update

@@ -23,7 +23,7 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Main(m, &env) }
 
-func client(t *testing.T) *kube.Client {
+func client(t testing.TB) *kube.Client {
 	t.Helper()
 	c, err := kube.NewForConfig(env.Config)
 	if err != nil {
@@ -33,7 +33,7 @@ func client(t *testing.T) *kube.Client {
 }
 
 // objects parses a YAML stream written for namespace ns (NS in the text).
-func objects(t *testing.T, ns, stream string) []object.Object {
+func objects(t testing.TB, ns, stream string) []object.Object {
 	t.Helper()
 	var out []object.Object
 	for i, doc := range strings.Split(strings.ReplaceAll(stream, "NS", ns), "\n---\n") {
@@ -48,7 +48,7 @@ func objects(t *testing.T, ns, stream string) []object.Object {
 }
 
 // apply really applies objs as manager.
-func apply(t *testing.T, c *kube.Client, manager string, objs []object.Object) {
+func apply(t testing.TB, c *kube.Client, manager string, objs []object.Object) {
 	t.Helper()
 	for _, o := range objs {
 		m, err := c.Mapping(o.Ref.GroupVersionKind())

@@ -132,6 +132,23 @@ spec:
 
 func svc(typ string) string { return strings.ReplaceAll(service, "TYPE", typ) }
 
+const statefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: NS}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: IMAGE}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: SIZE}}}`
+
+func sts(image, size string) string {
+	return strings.NewReplacer("IMAGE", image, "SIZE", size).Replace(statefulSet)
+}
+
 func TestRiskDataLoss(t *testing.T) {
 	web := workload("nginx:1.27.0", "", "", "")
 	mounted := workload("nginx:1.27.0", "", "volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]", "")
@@ -140,6 +157,12 @@ func TestRiskDataLoss(t *testing.T) {
 			ref: "persistentvolumeclaim/data -n NS", kind: plan.RiskDataLoss, want: "deletes its volume's data"},
 		{name: "pvc pruned while mounted", live: pvc + "\n---\n" + mounted, desired: mounted, prune: []string{"PersistentVolumeClaim data"},
 			ref: "persistentvolumeclaim/data -n NS", kind: plan.RiskDataLoss, want: "deployment.apps/web -n NS still mounts it"},
+		{name: "volumeClaimTemplates change", live: sts("postgres:17.1", "1Gi"), desired: sts("postgres:17.1", "5Gi"),
+			ref: "statefulset.apps/db -n NS", kind: plan.RiskDataLoss, want: "volumeClaimTemplates change"},
+		{name: "statefulset image change", live: sts("postgres:17.1", "1Gi"), desired: sts("postgres:17.2", "1Gi"),
+			ref: "statefulset.apps/db -n NS", kind: plan.RiskDataLoss},
+		{name: "statefulset pruned", live: sts("postgres:17.1", "1Gi"), prune: []string{"StatefulSet db"},
+			ref: "statefulset.apps/db -n NS", kind: plan.RiskDataLoss, want: "deleting a StatefulSet"},
 		{name: "configmap pruned", live: cm("info"), prune: []string{"ConfigMap settings"},
 			ref: "configmap/settings -n NS", kind: plan.RiskDataLoss},
 		{name: "service pruned while it serves", live: svc("type: ClusterIP") + "\n---\n" + web, desired: web, prune: []string{"Service web"},
@@ -232,6 +255,13 @@ subjects: [{kind: ServiceAccount, name: default, namespace: NS}]`
 			ref: "role.rbac.authorization.k8s.io/reader -n NS", kind: plan.RiskRBAC, want: "grants wildcards: * configmaps, * pods"},
 		{name: "binding to cluster-admin", desired: strings.ReplaceAll(crb, "ROLE", "cluster-admin"),
 			ref: "clusterrolebinding.rbac.authorization.k8s.io/NS-admin", kind: plan.RiskRBAC, want: "binds ServiceAccount default -n NS to cluster-admin"},
+		{name: "binding to a ClusterRole with wildcards", desired: `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS-all}
+rules: [{apiGroups: ["*"], resources: ["*"], verbs: [get]}]
+---
+` + strings.ReplaceAll(crb, "ROLE", "NS-all"),
+			ref: "clusterrolebinding.rbac.authorization.k8s.io/NS-admin", kind: plan.RiskRBAC, want: "to ClusterRole NS-all, which grants wildcards (get *.*)"},
 		{name: "binding to view", desired: strings.ReplaceAll(crb, "ROLE", "view"),
 			ref: "clusterrolebinding.rbac.authorization.k8s.io/NS-admin", kind: plan.RiskRBAC},
 	})

@@ -169,9 +169,11 @@ type Change struct {
 	Risks []Risk `json:"risks,omitempty"`
 
 	// Before is the live object the plan compared with (nil when it is not
-	// live) and After the object as the dry run says apply leaves it (nil
-	// for a delete, the desired object when pending or invalid). Neither
-	// is redacted nor ever encoded: Analyze reads them.
+	// live) and After the object as the dry run says an update leaves it
+	// (the live object when unchanged; the desired object for a create,
+	// a pending or an invalid object, or a conflict; nil for a delete), so
+	// that a plan keeps no more copies than it must. Neither is redacted
+	// nor ever encoded: Analyze reads them.
 	Before *unstructured.Unstructured `json:"-"`
 	After  *unstructured.Unstructured `json:"-"`
 }

@@ -423,8 +423,8 @@ func mdChangeDetail(c plan.Change, opts MarkdownOptions) mdDetail {
 // maxRiskRows and maxImageRows bound the risk and image tables of a
 // markdown plan; the JSON plan lists them all.
 const (
-	maxRiskRows  = 100
-	maxImageRows = 200
+	maxRiskRows  = 50
+	maxImageRows = 100
 )
 
 // mdRisks renders the risks of p first, above the changes: a counts line
@@ -445,13 +445,13 @@ func mdRisks(p *plan.Plan) string {
 				}
 				rows++
 				if rows <= maxRiskRows {
-					b.WriteString("| **" + string(r.Kind) + "** | " + mdCode(c.Ref.String()) + " | " + mdText(truncate(oneLine(r.Message), maxNoteRunes*2)) + " |\n")
+					b.WriteString("| **" + string(r.Kind) + "** | " + mdCode(c.Ref.String()) + " | " + mdText(truncate(oneLine(r.Message), maxNoteRunes)) + " |\n")
 				}
 			}
 		}
 	}
 	if rows > maxRiskRows {
-		fmt.Fprintf(&b, "\n_%s more in the details below and in the JSON plan._\n", plural(rows-maxRiskRows, "risk", "risks"))
+		fmt.Fprintf(&b, "\n_%d more %s in the details below and in the JSON plan._\n", rows-maxRiskRows, pluralWord(rows-maxRiskRows, "risk", "risks"))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -478,8 +478,16 @@ func mdImages(images []plan.ImageUse) string {
 		}
 	}
 	if rows > maxImageRows {
-		fmt.Fprintf(&b, "\n_%s more in the JSON plan._\n", plural(rows-maxImageRows, "image", "images"))
+		fmt.Fprintf(&b, "\n_%d more %s in the JSON plan._\n", rows-maxImageRows, pluralWord(rows-maxImageRows, "image", "images"))
 	}
 	b.WriteString("\n</details>\n\n")
 	return b.String()
+}
+
+// pluralWord returns one when n is 1, else many.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -151,9 +151,6 @@ func (t *textWriter) change(c plan.Change, opts TextOptions) {
 	if c.Destructive {
 		t.line(t.paint(ansiBoldRed, "DESTRUCTIVE: "+destructiveNote(c.Ref)))
 	}
-	for _, r := range c.Risks {
-		t.lines(t.paint(ansiBoldRed, "risk "+string(r.Kind)+":") + " " + clean(r.Message))
-	}
 	// A conflict's message is the two ways out, which follow the fields.
 	if c.Message != "" && (c.Action != plan.Conflict || len(c.Conflicts) == 0) {
 		t.lines(clean(c.Message))
@@ -170,6 +167,11 @@ func (t *textWriter) change(c plan.Change, opts TextOptions) {
 		t.line("Two ways out:")
 		t.line("  - " + ways[0] + ", or")
 		t.line("  - " + ways[1] + ".")
+	}
+	// The server's message (why it refuses the object) comes first, then
+	// the risks.
+	for _, r := range c.Risks {
+		t.lines(t.paint(ansiBoldRed, "risk "+string(r.Kind)+":") + " " + clean(r.Message))
 	}
 	for _, ic := range c.Images {
 		t.line("image " + clean(imageText(ic, plain)))
