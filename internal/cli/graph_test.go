@@ -193,3 +193,21 @@ func TestActionPlanHasGraphAndHTML(t *testing.T) {
 		}
 	}
 }
+
+func TestGraphBadFlags(t *testing.T) {
+	dir := manifests(t, "x", map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n"})
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"graph", dir, "-o", "svg"}, `unknown output format "svg": want mermaid, dot, json, text`},
+		{[]string{"graph", dir, "--focus", "a/b/c/d/e/f"}, "--focus: object reference"},
+		{[]string{"show", "latest", "-o", "pdf"}, `unknown output format "pdf": want yaml or html`},
+		{[]string{"plan", dir, "-o", "svg"}, `unknown output format "svg": want text, markdown, json or html`},
+	} {
+		r := runRaw(t, tt.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and one line with %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
