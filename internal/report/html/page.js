@@ -49,6 +49,9 @@
   if (!svg) return;
   var full = svg.getAttribute("viewBox").split(" ").map(Number);
   var vb = full.slice();
+  // A small graph gets a small box (CSSOM, which the policy allows).
+  var frame = svg.parentNode;
+  frame.style.height = Math.max(160, Math.min(560, frame.clientWidth * full[3] / full[2] + 8)) + "px";
   function set() { svg.setAttribute("viewBox", vb.join(" ")); }
   function zoom(f, cx, cy) {
     var w = vb[2] * f, h = vb[3] * f;
