@@ -18,6 +18,13 @@ func (p *Prepared) analyze() {
 		Covered: snapshot.Covered(p.scope, p.refs, p.live.Skipped),
 		Redact:  p.Store.Redactor().Redact,
 	})
+	// Neither the objects nor the schemas are needed again: an apply of
+	// thousands of objects should not carry them.
+	p.Plan.ForgetObjects()
+	if p.stopPrefetch != nil {
+		p.stopPrefetch()
+	}
+	p.Client.ForgetSchemas()
 	p.engine.progressf(StagePlan, "analyzed the plan (field diffs, risks, images) in %s", since(start))
 }
 
@@ -34,8 +41,15 @@ func (p *Prepared) prefetchSchemas() {
 			gvs = append(gvs, gv)
 		}
 	}
+	stop := make(chan struct{})
+	p.stopPrefetch = func() { close(stop) }
 	go func() {
 		for _, gv := range gvs {
+			select {
+			case <-stop:
+				return
+			default:
+			}
 			_, _ = p.Client.TypeConverter(gv) // an error is cached and met again by the analysis
 		}
 	}()

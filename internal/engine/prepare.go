@@ -46,6 +46,8 @@ type Prepared struct {
 	scope    snapshot.Scope
 	refs     []object.Ref
 	restores string
+
+	stopPrefetch func() // stops reading schemas ahead of the analysis
 }
 
 // Close releases the lock and closes the store, once; it is safe on a

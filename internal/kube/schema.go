@@ -58,3 +58,12 @@ func (c *Client) typeConverter(gv schema.GroupVersion) (managedfields.TypeConver
 	}
 	return tc, nil
 }
+
+// ForgetSchemas drops the type converters read so far, so that their
+// memory can be reclaimed once they are no longer needed (a run analyses
+// its plan once, then applies it).
+func (c *Client) ForgetSchemas() {
+	c.schemas.mu.Lock()
+	defer c.schemas.mu.Unlock()
+	c.schemas.byGV = nil
+}

@@ -194,3 +194,11 @@ type ImageChange struct {
 	Old       string `json:"old,omitempty"`
 	New       string `json:"new,omitempty"`
 }
+
+// ForgetObjects drops the objects the changes hold for Analyze (Before and
+// After), so that their memory can be reclaimed once the plan is analysed.
+func (p *Plan) ForgetObjects() {
+	for i := range p.Changes {
+		p.Changes[i].Before, p.Changes[i].After = nil, nil
+	}
+}
