@@ -2,15 +2,10 @@ package engine
 
 import (
 	"github.com/snapply/snapply/internal/graph"
-	"github.com/snapply/snapply/internal/plan"
-	"github.com/snapply/snapply/internal/snapshot"
 )
 
 // Graph returns the resource graph of the plan over its snapshot (see
-// plan.Graph); nil before the plan is computed.
-func (p *Prepared) Graph() *graph.Graph {
-	if p.Plan == nil || p.live == nil {
-		return nil
-	}
-	return plan.Graph(p.Plan, p.live.Index(), snapshot.Covered(p.scope, p.refs, p.live.Skipped))
-}
+// plan.Graph), built when the plan was analysed; its nodes keep their
+// identities but not their objects (graph.ForgetObjects). Nil before the
+// plan is analysed.
+func (p *Prepared) Graph() *graph.Graph { return p.graph }

@@ -144,3 +144,20 @@ func TestViewFocusDepthAndLimit(t *testing.T) {
 		t.Errorf("edges = %+v, want one env-key edge", v.Edges)
 	}
 }
+
+// TestForgetObjectsKeepsTheDrawing: a graph kept for drawing without its
+// objects draws the same view.
+func TestForgetObjectsKeepsTheDrawing(t *testing.T) {
+	g := fixture(t)
+	before := g.View(ViewOptions{Depth: 1})
+	g.ForgetObjects()
+	after := g.View(ViewOptions{Depth: 1})
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("view after ForgetObjects (-want +got):\n%s", diff)
+	}
+	for _, e := range g.Edges {
+		if r := g.Resolve(e); r != Found {
+			t.Errorf("%s resolves %s without objects", e, r)
+		}
+	}
+}

@@ -262,7 +262,7 @@ func (g *Graph) Resolve(e Edge) Resolution {
 		}
 		return Missing
 	}
-	if e.Key == "" {
+	if e.Key == "" || n.Obj == nil {
 		return Found
 	}
 	switch {
@@ -369,4 +369,14 @@ func itoa(v any) string {
 		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// ForgetObjects drops the objects the nodes hold, keeping their identities
+// and the edges, so that a graph kept for drawing does not hold the
+// objects' memory. Afterwards Resolve can no longer check a key or a port
+// (it says Found for a target that is there).
+func (g *Graph) ForgetObjects() {
+	for _, n := range g.Nodes {
+		n.Obj = nil
+	}
 }
