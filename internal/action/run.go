@@ -136,7 +136,7 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	r.outputs.SnapshotID = p.Before.ID
 	r.writePlanHTML(p)
 	if cfg.Mode == ModePlan {
-		if err := r.reportPlan(ctx, p.Plan, plan.ChangeView(p.Graph(), p.Plan, MaxGraphNodes), r.review(p)); err != nil {
+		if err := r.reportPlan(ctx, p.Plan, r.changeView(p), r.review(p)); err != nil {
 			return err
 		}
 		return r.failOn(p.Plan, "the plan is reported")
@@ -217,6 +217,14 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 		return p, &ExitError{Code: 1}
 	}
 	return p, err
+}
+
+// changeView is the graph of the plan comment, or nil without a graph.
+func (r *run) changeView(p *engine.Prepared) *graph.View {
+	if p.Graph() == nil {
+		return nil
+	}
+	return plan.ChangeView(p.Graph(), p.Plan, MaxGraphNodes)
 }
 
 // MaxGraphNodes is the most objects the graph of a plan comment draws.
@@ -488,7 +496,7 @@ func (r *run) htmlSubtitle() []string {
 // writePlanHTML writes the HTML plan next to the store, for the artifact;
 // a failure is a warning, not the run's end.
 func (r *run) writePlanHTML(p *engine.Prepared) {
-	if r.outputs.StorePath == "" {
+	if r.outputs.StorePath == "" || p.Graph() == nil {
 		return
 	}
 	file := PlanHTMLPath(r.cfg.StoreFile())

@@ -36,7 +36,7 @@ type MarkdownOptions struct {
 	Diff DiffMode
 	// Graph, when set, is drawn after the summary as a Mermaid flowchart
 	// in a folded section (see MermaidSection). It counts against
-	// MaxBytes: when the summary does not fit with it, it is left out.
+	// MaxBytes: it is left out before any row of the changes table is.
 	Graph *graph.View
 	// GraphLink says in markdown where the full graph is, for when Graph
 	// left objects out; empty says to run `snapply graph`.
