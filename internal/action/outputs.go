@@ -20,6 +20,7 @@ const (
 	OutputRollback     = "rollback"
 	OutputReviewedPlan = "reviewed-plan"
 	OutputUploadStore  = "upload-store"
+	OutputPlanHTML     = "plan-html"
 )
 
 // Outputs are the step outputs of a run.
@@ -49,6 +50,10 @@ type Outputs struct {
 	// for a public repository without a store key (and without
 	// allow-public-store), or when nothing ran.
 	UploadStore bool
+	// PlanHTML is the HTML plan, next to the store and relative to the
+	// workspace like StorePath, for the upload step; empty when none was
+	// written.
+	PlanHTML string
 }
 
 // fileCommandDelimiter is the heredoc delimiter go-githubactions writes
@@ -80,6 +85,7 @@ func SetOutputs(a *githubactions.Action, o Outputs) error {
 		{OutputRollback, strconv.FormatBool(o.Rollback)},
 		{OutputReviewedPlan, o.ReviewedPlan},
 		{OutputUploadStore, strconv.FormatBool(o.UploadStore)},
+		{OutputPlanHTML, o.PlanHTML},
 	}
 	for _, kv := range outputs {
 		if strings.Contains(kv[1], fileCommandDelimiter) {

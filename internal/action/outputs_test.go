@@ -22,6 +22,7 @@ func TestSetOutputs(t *testing.T) {
 		CommentURL:   "https://github.com/acme/platform-deploy/pull/42#issuecomment-2700000001",
 		ReviewedPlan: "same",
 		UploadStore:  true,
+		PlanHTML:     "snapply-plan.html",
 	}
 	if err := SetOutputs(r.action(), o); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestSetOutputs(t *testing.T) {
 		"rollback":      "false",
 		"reviewed-plan": "same",
 		"upload-store":  "true",
+		"plan-html":     "snapply-plan.html",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GITHUB_OUTPUT (-want +got):\n%s", diff)

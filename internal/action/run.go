@@ -16,6 +16,7 @@ import (
 	"github.com/snapply/snapply/internal/apply"
 	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/github"
+	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
 	"github.com/snapply/snapply/internal/render"
@@ -140,8 +141,9 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	r.outputs.HasChanges = p.Plan.HasChanges()
 	r.outputs.Summary = p.Plan.Summary
 	r.outputs.SnapshotID = p.Before.ID
+	r.writePlanHTML(p)
 	if cfg.Mode == ModePlan {
-		if err := r.reportPlan(ctx, p.Plan, r.review(p)); err != nil {
+		if err := r.reportPlan(ctx, p.Plan, r.changeView(p), r.review(p)); err != nil {
 			return err
 		}
 		return r.failOn(p.Plan, "the plan is reported")
@@ -263,9 +265,29 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 	return p, err
 }
 
+// changeView is the graph of the plan comment, or nil without a graph.
+func (r *run) changeView(p *engine.Prepared) *graph.View {
+	if p.Graph() == nil {
+		return nil
+	}
+	return plan.ChangeView(p.Graph(), p.Plan, MaxGraphNodes)
+}
+
+// MaxGraphNodes is the most objects the graph of a plan comment draws.
+const MaxGraphNodes = 40
+
+// graphLink says where the full graph of the run is: the HTML plan in the
+// run's artifacts, or `snapply graph` outside a run.
+func (r *run) graphLink() string {
+	if u := r.cfg.RunURL(); u != "" {
+		return "the full graph is in the HTML plan among [the run's artifacts](" + u + "#artifacts)"
+	}
+	return ""
+}
+
 // reportPlan writes the plan to the job summary and the sticky comment.
-func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, review Review) error {
-	mdOpts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(r.cfg.Event.HeadSHA)}
+func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, view *graph.View, review Review) error {
+	mdOpts := report.MarkdownOptions{Title: r.title, Details: true, Header: r.header(r.cfg.Event.HeadSHA), Graph: view, GraphLink: r.graphLink()}
 	var full bytes.Buffer
 	if err := report.Markdown(&full, pl, mdOpts); err != nil {
 		return err
@@ -479,7 +501,61 @@ func bulletList(lines []string) string {
 // the run it comes from, linked, so that an old comment does not look
 // current.
 func (r *run) header(sha string) string {
-	return SourceLine(r.cfg.Event, sha, r.cfg.RunURL())
+	line := SourceLine(r.cfg.Event, sha, r.cfg.RunURL())
+	if r.outputs.PlanHTML != "" && r.cfg.RunURL() != "" {
+		line = joinSentence(line, "[open the full plan]("+r.cfg.RunURL()+"#artifacts) ("+filepath.Base(r.outputs.PlanHTML)+" in the run's artifacts)")
+	}
+	return line
+}
+
+// joinSentence joins two parts of the header line with " · ".
+func joinSentence(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " · " + b
+}
+
+// PlanHTMLPath is the HTML plan's path for a store path: next to it,
+// "snapply-plan.html" for "snapply.db".
+func PlanHTMLPath(store string) string {
+	return strings.TrimSuffix(store, filepath.Ext(store)) + "-plan.html"
+}
+
+// htmlSubtitle names the commit and the run under the HTML plan's title.
+func (r *run) htmlSubtitle() []string {
+	var out []string
+	sha := r.cfg.Event.HeadSHA
+	if sha == "" {
+		sha = r.cfg.Event.SHA
+	}
+	if sha != "" {
+		out = append(out, "commit "+sha)
+	}
+	if u := r.cfg.RunURL(); u != "" {
+		out = append(out, "run "+u)
+	}
+	return out
+}
+
+// writePlanHTML writes the HTML plan next to the store, for the artifact;
+// a failure is a warning, not the run's end.
+func (r *run) writePlanHTML(p *engine.Prepared) {
+	if r.outputs.StorePath == "" || p.Graph() == nil {
+		return
+	}
+	file := PlanHTMLPath(r.cfg.StoreFile())
+	v := p.Graph().View(graph.ViewOptions{Status: plan.GraphStatus(p.Plan), Depth: 1})
+	var b bytes.Buffer
+	err := report.HTMLPlan(&b, p.Plan, report.HTMLOptions{Title: r.title, Subtitle: r.htmlSubtitle(), Graph: v})
+	if err == nil {
+		err = os.WriteFile(file, b.Bytes(), 0o644)
+	}
+	if err != nil {
+		r.a.Warningf("cannot write the HTML plan %s: %s", file, OneLine(err.Error()))
+		return
+	}
+	r.outputs.PlanHTML = PlanHTMLPath(r.outputs.StorePath)
 }
 
 // fetchRollback downloads the store artifact of the run to roll back to,

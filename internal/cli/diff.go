@@ -73,8 +73,8 @@ cluster).`,
 			return completeSnapshots(cmd, toComplete, allSnapshots)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.output != "text" && o.output != "json" {
-				return diffError(fmt.Errorf("unknown output format %q: want text or json", o.output))
+			if o.output != "text" && o.output != "json" && o.output != "html" {
+				return diffError(fmt.Errorf("unknown output format %q: want text, json or html", o.output))
 			}
 			return diffError(g.runDiff(cmd.Context(), args, o))
 		},
@@ -82,7 +82,7 @@ cluster).`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return diffError(err) })
 	f := cmd.Flags()
 	f.StringVar(&o.storePath, "store", store.DefaultPath, "store file")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or html (one self-contained page)")
 	f.BoolVar(&o.live, "live", false, "compare snapshot A with the live cluster (drift)")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences (errors exit 2)")
 	addStoreKeyFlag(f, &o.keyEnv)
@@ -123,7 +123,11 @@ func (g *globals) runDiff(ctx context.Context, args []string, o diffOptions) (er
 		return err
 	}
 	w := g.io.Out
-	if err := writeReport(w, o.output, func() error { return report.SnapshotDiffJSON(w, res) }, nil,
+	if o.output == "html" {
+		if err := report.HTMLSnapshotDiff(w, res, report.HTMLOptions{}); err != nil {
+			return err
+		}
+	} else if err := writeReport(w, o.output, func() error { return report.SnapshotDiffJSON(w, res) }, nil,
 		func(opts report.TextOptions) error { return report.SnapshotDiffText(w, res, opts) }, g.useColor(w)); err != nil {
 		return err
 	}

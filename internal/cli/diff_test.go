@@ -335,7 +335,7 @@ func TestDiffArgs(t *testing.T) {
 		{"one snapshot without --live", []string{ids[0]}, "diff takes two snapshots (A B), or one with --live; got 1 arguments"},
 		{"two snapshots with --live", []string{ids[0], ids[0], "--live"}, "diff --live takes one snapshot, got 2 arguments"},
 		{"unknown snapshot", []string{ids[0], "nope"}, `snapshot "nope" not found`},
-		{"unknown output", []string{ids[0], ids[0], "-o", "yaml"}, `unknown output format "yaml": want text or json`},
+		{"unknown output", []string{ids[0], ids[0], "-o", "yaml"}, `unknown output format "yaml": want text, json or html`},
 		{"no store", []string{ids[0], ids[0], "--store", filepath.Join(t.TempDir(), "none.db")}, "no such file or directory"},
 	}
 	for _, tt := range tests {

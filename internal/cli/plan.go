@@ -35,7 +35,7 @@ the plan has a risk of a kind that --fail-on names.`,
   snapply plan ./overlays/prod --fail-on=data-loss,broken-ref,rbac --diff=both`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkHTMLOutput(output); err != nil {
 				return err
 			}
 			diff, failOn, err := review.parse()
@@ -49,7 +49,12 @@ the plan has a risk of a kind that --fail-on names.`,
 			if err != nil {
 				return err
 			}
-			if err := g.writePlan(g.io.Out, p.Plan, output, diff); err != nil {
+			if output == "html" {
+				err = writePlanHTML(g.io.Out, p)
+			} else {
+				err = g.writePlan(g.io.Out, p.Plan, output, diff)
+			}
+			if err != nil {
 				return err
 			}
 			if err := failOnExit(p.Plan, failOn, "see the risks above"); err != nil {
@@ -59,11 +64,32 @@ the plan has a risk of a kind that --fail-on names.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", "text", "output format: text, markdown or json")
+	f.StringVarP(&output, "output", "o", "text", "output format: text, markdown, json or html (one self-contained page with the graph)")
 	f.BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when nothing changes, 2 when something changes, 1 on error")
 	addEngineFlags(f, &o)
 	addReviewFlags(cmd, &review)
 	return cmd
+}
+
+// writePlanHTML writes the plan of p as one HTML page, with the graph of
+// its objects and their direct neighbours.
+func writePlanHTML(w io.Writer, p *engine.Prepared) error {
+	v, err := graphView(p.Graph(), p.Plan, nil, graphOptions{})
+	if err != nil {
+		return err
+	}
+	return report.HTMLPlan(w, p.Plan, report.HTMLOptions{Graph: v})
+}
+
+// checkHTMLOutput accepts the outputs of plan: checkOutput's and html.
+func checkHTMLOutput(output string) error {
+	if output == "html" {
+		return nil
+	}
+	if err := checkOutput(output); err != nil {
+		return fmt.Errorf("unknown output format %q: want text, markdown, json or html", output)
+	}
+	return nil
 }
 
 func checkOutput(output string) error {

@@ -114,6 +114,7 @@ the field manager that owns each field, and objects the server refuses.`,
 		newShowCommand(g),
 		newStoreCommand(g),
 		newLockCommand(g),
+		newGraphCommand(g),
 		newVersionCommand(g),
 		newRenderCommand(g),
 	)

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,12 +64,22 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	inv := []string{"--store", db, "--name", ns, "--inventory-namespace", ns, "--store-key-env", "LEAK_TEST_KEY"}
 	v1 := manifests(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-data-value")})
 	v2 := manifests(t, ns, map[string]string{"secret.yaml": secretManifest("s3cr3t-changed-value")})
-	for _, o := range []string{"text", "markdown", "json"} {
+	for _, o := range []string{"text", "markdown", "json", "html"} {
 		run(append([]string{"plan", v1, "-o", o, "--color=always"}, inv...)...)
 	}
+	var first struct{ Snapshot string }
+	if err := json.Unmarshal([]byte(outputs[4]), &first); err != nil || first.Snapshot == "" {
+		t.Fatalf("plan -o json: %v\n%s", err, outputs[4])
+	}
 	run(append([]string{"apply", v1, "--color=always"}, inv...)...)
-	for _, o := range []string{"text", "markdown", "json"} {
+	for _, o := range []string{"text", "markdown", "json", "html"} {
 		run(append([]string{"plan", v2, "-o", o, "--diff=both"}, inv...)...)
+	}
+	if html := outputs[len(outputs)-2]; !strings.Contains(html, "data.token") || !strings.Contains(html, "redacted sha256:") {
+		t.Errorf("the HTML plan shows no redacted field of the Secret: the test would not see a leak there")
+	}
+	for _, o := range []string{"json", "mermaid", "dot", "text"} {
+		run(append([]string{"graph", v2, "-o", o}, inv...)...)
 	}
 	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
@@ -88,6 +99,11 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	offline("history", "--store", db, "-o", "json", "--store-key-env", "LEAK_TEST_KEY")
 	offline("show", "--store", db, "latest", "--managed-fields", "--store-key-env", "LEAK_TEST_KEY")
 	run("diff", "--store", db, "latest", "--live", "--store-key-env", "LEAK_TEST_KEY")
+	offline("show", "--store", db, "latest", "-o", "html", "--store-key-env", "LEAK_TEST_KEY")
+	offline("diff", "--store", db, first.Snapshot, "latest", "-o", "html", "--store-key-env", "LEAK_TEST_KEY")
+	if html := outputs[len(outputs)-2]; !strings.Contains(html, "redacted sha256:") {
+		t.Errorf("the HTML diff shows no redacted value of the Secret: the test would not see a leak there")
+	}
 	keys := []string{}
 	if key != "" {
 		// Every store command, and the errors of a wrong and a missing key.

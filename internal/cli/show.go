@@ -2,19 +2,22 @@ package cli
 
 import (
 	"fmt"
-	"github.com/snapply/snapply/internal/store"
 	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/report"
+	"github.com/snapply/snapply/internal/store"
 )
 
 func newShowCommand(g *globals) *cobra.Command {
 	var storePath, keyEnv string
 	var managedFields bool
+	var output string
 	cmd := &cobra.Command{
 		Use:         "show SNAPSHOT_ID [REF]",
 		Annotations: map[string]string{offline: "true"},
@@ -25,7 +28,8 @@ func newShowCommand(g *globals) *cobra.Command {
 Secret values are shown as the keyed digests the store holds.`,
 		Example: `  snapply show --store snapply.db latest
   snapply show --store snapply.db 20261121T1430 'deployment.apps/web -n prod'
-  snapply show --store snapply.db latest Deployment/prod/web --managed-fields`,
+  snapply show --store snapply.db latest Deployment/prod/web --managed-fields
+  snapply show --store snapply.db latest -o html > snapshot.html`,
 		Args: cobra.RangeArgs(1, 2),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			switch len(args) {
@@ -37,6 +41,9 @@ Secret values are shown as the keyed digests the store holds.`,
 			return nil, noFiles
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "yaml" && output != "html" {
+				return fmt.Errorf("unknown output format %q: want yaml or html", output)
+			}
 			var sel *object.Selector
 			if len(args) == 2 {
 				s, err := object.ParseSelector(args[1])
@@ -53,6 +60,9 @@ Secret values are shown as the keyed digests the store holds.`,
 			snap, err := db.Snapshot(args[0])
 			if err != nil {
 				return err
+			}
+			if output == "html" {
+				return writeSnapshotHTML(g.io.Out, db, snap, sel)
 			}
 			found := false
 			for _, e := range snap.Entries {
@@ -81,6 +91,7 @@ Secret values are shown as the keyed digests the store holds.`,
 		},
 	}
 	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, or html (one self-contained page: objects by namespace and kind, managers, graph)")
 	cmd.Flags().BoolVar(&managedFields, "managed-fields", false, "include metadata.managedFields: which field manager owns which field")
 	addStoreKeyFlag(cmd.Flags(), &keyEnv)
 	return cmd
@@ -96,4 +107,27 @@ func writeYAML(w io.Writer, u *unstructured.Unstructured) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// writeSnapshotHTML writes the objects of snap (those sel matches, when
+// set) as one HTML page.
+func writeSnapshotHTML(w io.Writer, db *store.DB, snap *store.Snapshot, sel *object.Selector) error {
+	var objs []*unstructured.Unstructured
+	for _, e := range snap.Entries {
+		if sel != nil && !sel.Matches(e.Ref) {
+			continue
+		}
+		u, err := db.Object(e.ID)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Ref, err)
+		}
+		objs = append(objs, u)
+	}
+	m := snap.Meta
+	sub := []string{fmt.Sprintf("snapshot %s (%s), taken %s", m.ID, m.Kind, m.Created.UTC().Format("2006-01-02 15:04:05 MST"))}
+	if m.Source.Commit != "" {
+		sub = append(sub, "commit "+m.Source.Commit)
+	}
+	v := graph.New(objs).View(graph.ViewOptions{})
+	return report.HTMLSnapshot(w, objs, report.HTMLOptions{Title: "snapply snapshot " + m.ID, Subtitle: sub, Graph: v})
 }

@@ -12,12 +12,16 @@ import (
 // analyze adds field diffs, risks and the image inventory to the plan.
 func (p *Prepared) analyze() {
 	start := time.Now()
+	live, covered := p.live.Index(), snapshot.Covered(p.scope, p.refs, p.live.Skipped)
 	plan.Analyze(p.Plan, plan.AnalyzeOptions{
 		Schemas: p.Client,
-		Live:    p.live.Index(),
-		Covered: snapshot.Covered(p.scope, p.refs, p.live.Skipped),
+		Live:    live,
+		Covered: covered,
 		Redact:  p.Store.Redactor().Redact,
 	})
+	// The graph for drawings keeps identities and edges, not the objects.
+	p.graph = plan.Graph(p.Plan, live, covered)
+	p.graph.ForgetObjects()
 	// Neither the objects nor the schemas are needed again: an apply of
 	// thousands of objects should not carry them.
 	p.Plan.ForgetObjects()

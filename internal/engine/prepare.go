@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/snapply/snapply/internal/graph"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +47,7 @@ type Prepared struct {
 	scope    snapshot.Scope
 	refs     []object.Ref
 	restores string
+	graph    *graph.Graph // the plan's resource graph, objects forgotten (see Graph)
 
 	stopPrefetch func() // stops reading schemas ahead of the analysis
 }

@@ -3,7 +3,13 @@
 // PersistentVolumeClaims and image pull Secrets its pod template uses; an
 // Ingress to its Services and ports; a HorizontalPodAutoscaler to its
 // target; a RoleBinding to its Role and ServiceAccounts; a Service to the
-// pod templates its selector matches.
+// pod templates its selector matches. Structural edges say how objects
+// belong together: an object to the owners in its ownerReferences, a
+// PodDisruptionBudget to the workloads its selector matches, a custom
+// resource to its CustomResourceDefinition.
+//
+// A View is the part of a graph that a drawing shows (a focus and its
+// neighbours, the changes of a plan and theirs), each node with a state.
 //
 // A Graph is built over a set of objects (the desired set laid over a
 // snapshot, for example); its nodes are the objects and its edges the
@@ -54,7 +60,21 @@ const (
 	Subject EdgeKind = "subject"
 	// Selects: a Service's selector matches a pod template (or a Pod).
 	Selects EdgeKind = "selects"
+	// Owner: an object names another in its metadata.ownerReferences
+	// (a ReplicaSet its Deployment, a Pod its ReplicaSet).
+	Owner EdgeKind = "owner"
+	// Disruption: a PodDisruptionBudget's selector matches a workload's
+	// pod template.
+	Disruption EdgeKind = "disruption-budget"
+	// DefinedBy: a custom resource is of a kind that a
+	// CustomResourceDefinition of the set defines.
+	DefinedBy EdgeKind = "defined-by"
 )
+
+// structural reports whether edges of kind k describe how objects belong
+// together rather than a reference a pod or a route needs: Broken does not
+// check them.
+func structural(k EdgeKind) bool { return k == Owner || k == Disruption || k == DefinedBy }
 
 // Node is one object of the graph.
 type Node struct {
@@ -145,7 +165,19 @@ func New(objs []*unstructured.Unstructured) *Graph {
 			templates[n.Ref.Namespace] = append(templates[n.Ref.Namespace], template{n.Ref, labels.Set(lbls)})
 		}
 	}
+	crds := crdKinds(nodes)
 	for _, n := range nodes {
+		g.Edges = append(g.Edges, g.ownerEdges(n)...)
+		if crd, ok := crds[n.Ref.GroupKind()]; ok {
+			g.Edges = append(g.Edges, Edge{From: n.Ref, To: crd, Kind: DefinedBy, Field: "apiVersion"})
+		}
+		if sel, ok := PDBSelector(n.Obj); ok {
+			for _, t := range templates[n.Ref.Namespace] {
+				if sel.Matches(t.labels) && !controlled(g.Nodes[t.ref.Key()].Obj) {
+					g.Edges = append(g.Edges, Edge{From: n.Ref, To: t.ref, Kind: Disruption, Field: "spec.selector"})
+				}
+			}
+		}
 		if sel, ok := ServiceSelector(n.Obj); ok {
 			for _, t := range templates[n.Ref.Namespace] {
 				if sel.Matches(t.labels) {
@@ -230,7 +262,7 @@ func (g *Graph) Resolve(e Edge) Resolution {
 		}
 		return Missing
 	}
-	if e.Key == "" {
+	if e.Key == "" || n.Obj == nil {
 		return Found
 	}
 	switch {
@@ -279,7 +311,7 @@ func (b Broken) Message() string {
 func (g *Graph) Broken() []Broken {
 	var out []Broken
 	for _, e := range g.Edges {
-		if e.Optional || e.Kind == Selects {
+		if e.Optional || e.Kind == Selects || structural(e.Kind) {
 			continue
 		}
 		if r := g.Resolve(e); r != Found && r != Unknown {
@@ -337,4 +369,14 @@ func itoa(v any) string {
 		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// ForgetObjects drops the objects the nodes hold, keeping their identities
+// and the edges, so that a graph kept for drawing does not hold the
+// objects' memory. Afterwards Resolve can no longer check a key or a port
+// (it says Found for a target that is there).
+func (g *Graph) ForgetObjects() {
+	for _, n := range g.Nodes {
+		n.Obj = nil
+	}
 }

@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/snapply/snapply/internal/object"
@@ -83,10 +86,8 @@ func ServiceSelector(u *unstructured.Unstructured) (labels.Selector, bool) {
 func refsOf(from object.Ref, u *unstructured.Unstructured) []Edge {
 	// A controlled object (a Deployment's ReplicaSet, a ReplicaSet's Pod)
 	// repeats its owner's template: its owner speaks for it.
-	for _, or := range u.GetOwnerReferences() {
-		if or.Controller != nil && *or.Controller {
-			return nil
-		}
+	if controlled(u) {
+		return nil
 	}
 	if spec := PodSpec(u); spec != nil {
 		return podRefs(from, spec)
@@ -284,4 +285,74 @@ func str(m map[string]any, k string) string {
 func flag(m map[string]any, k string) bool {
 	b, _ := m[k].(bool)
 	return b
+}
+
+// PDBSelector returns the label selector of a PodDisruptionBudget.
+func PDBSelector(u *unstructured.Unstructured) (labels.Selector, bool) {
+	if u == nil || u.GetKind() != "PodDisruptionBudget" || u.GroupVersionKind().Group != "policy" {
+		return nil, false
+	}
+	m, ok, _ := unstructured.NestedMap(u.Object, "spec", "selector")
+	if !ok {
+		return nil, false
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+		return nil, false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil || sel.Empty() {
+		return nil, false
+	}
+	return sel, true
+}
+
+// controlled reports whether u has a controller owner (its owner's
+// template speaks for it).
+func controlled(u *unstructured.Unstructured) bool {
+	for _, or := range u.GetOwnerReferences() {
+		if or.Controller != nil && *or.Controller {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerEdges returns an edge per ownerReference of n: to the owner in n's
+// namespace, or to a cluster-scoped owner when only that one is in the set.
+func (g *Graph) ownerEdges(n *Node) []Edge {
+	var out []Edge
+	for i, or := range n.Obj.GetOwnerReferences() {
+		if or.Kind == "" || or.Name == "" {
+			continue
+		}
+		gv, _ := schema.ParseGroupVersion(or.APIVersion)
+		to := object.Ref{Group: gv.Group, Version: gv.Version, Kind: or.Kind, Namespace: n.Ref.Namespace, Name: or.Name}
+		if g.Node(to) == nil {
+			cluster := to
+			cluster.Namespace = ""
+			if g.Node(cluster) != nil {
+				to = cluster
+			}
+		}
+		out = append(out, Edge{From: n.Ref, To: to, Kind: Owner, Field: "metadata.ownerReferences[" + strconv.Itoa(i) + "]"})
+	}
+	return out
+}
+
+// crdKinds maps the kinds that the CustomResourceDefinitions among nodes
+// define to those definitions.
+func crdKinds(nodes []*Node) map[schema.GroupKind]object.Ref {
+	out := map[schema.GroupKind]object.Ref{}
+	for _, n := range nodes {
+		if n.Ref.Group != "apiextensions.k8s.io" || n.Ref.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(n.Obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(n.Obj.Object, "spec", "names", "kind")
+		if group != "" && kind != "" {
+			out[schema.GroupKind{Group: group, Kind: kind}] = n.Ref
+		}
+	}
+	return out
 }

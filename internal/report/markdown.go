@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/plan"
 )
 
@@ -33,6 +34,13 @@ type MarkdownOptions struct {
 	// Diff chooses the field diff, the unified diff or both for updates;
 	// empty means DiffStructural.
 	Diff DiffMode
+	// Graph, when set, is drawn after the summary as a Mermaid flowchart
+	// in a folded section (see MermaidSection). It counts against
+	// MaxBytes: it is left out before any row of the changes table is.
+	Graph *graph.View
+	// GraphLink says in markdown where the full graph is, for when Graph
+	// left objects out; empty says to run `snapply graph`.
+	GraphLink string
 }
 
 // DefaultMarkdownOptions returns the options of a PR comment without a
@@ -121,6 +129,7 @@ type markdownDoc struct {
 	title   string
 	header  string     // opts.Header and a blank line, or empty
 	summary string     // counts table and status lines, ending with a blank line
+	graph   string     // the folded Mermaid graph and a blank line, or empty
 	tbl     mdTable    // the changes table
 	details []mdDetail // one per row, same order
 }
@@ -136,6 +145,9 @@ func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
 		d.title = defaultTitle
 	}
 	d.summary = mdSummary(p)
+	if opts.Graph != nil && len(opts.Graph.Nodes) > 0 {
+		d.graph = MermaidSection(opts.Graph, opts.GraphLink)
+	}
 	d.tbl = newMDTable(changesTableHead, 4)
 	for _, c := range p.Changes {
 		if c.Action == plan.Unchanged {
@@ -157,6 +169,7 @@ func (d *markdownDoc) head(suffix string) string {
 	b.WriteString("## " + d.title + suffix + "\n\n")
 	b.WriteString(d.header)
 	b.WriteString(d.summary)
+	b.WriteString(d.graph)
 	return b.String()
 }
 
@@ -213,6 +226,11 @@ func finish(s string) string {
 // fit renders the report in at most maxBytes bytes (see fitParts).
 func (d *markdownDoc) fit(maxBytes int) (string, error) {
 	k, tiers, dropped, err := fitParts(len(d.head("")), d.tbl, d.details, maxBytes)
+	// The graph goes before rows of the changes table do.
+	if (err != nil || k < len(d.tbl.rows)) && d.graph != "" {
+		d.graph = ""
+		k, tiers, dropped, err = fitParts(len(d.head("")), d.tbl, d.details, maxBytes)
+	}
 	if err != nil {
 		return "", err
 	}
