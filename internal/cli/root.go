@@ -102,6 +102,7 @@ the field manager that owns each field, and objects the server refuses.`,
 		newActionCommand(g),
 		newHistoryCommand(g),
 		newDiffCommand(g),
+		newDriftCommand(g),
 		newShowCommand(g),
 		newVersionCommand(g),
 	)
