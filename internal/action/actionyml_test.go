@@ -70,7 +70,7 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 			t.Errorf("input %s is declared but nothing reads it", name)
 		}
 	}
-	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan}
+	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan, OutputDrifted, OutputDriftCount}
 	for _, o := range outputs {
 		if got := a.Outputs[o].Value; got != "${{ steps.run.outputs."+o+" }}" {
 			t.Errorf("output %s = %q, want the run step's", o, got)

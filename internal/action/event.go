@@ -16,6 +16,7 @@ const (
 	EventPullRequestTarget = "pull_request_target"
 	EventPush              = "push"
 	EventWorkflowDispatch  = "workflow_dispatch"
+	EventSchedule          = "schedule"
 )
 
 // Event is the run's GitHub context: the GITHUB_* variables and what the
@@ -56,6 +57,9 @@ type Event struct {
 	// HeadSHA is the commit the change is about: the pull request's head,
 	// the pushed commit (after), else SHA.
 	HeadSHA string
+	// DispatchMode is the workflow_dispatch input "mode", lower case:
+	// "drift" makes a manual run a drift check in mode auto.
+	DispatchMode string
 }
 
 // payload is what readEvent takes from the event payload beyond Event.

@@ -39,7 +39,7 @@ const (
 type Inputs struct {
 	// Path is what to render (input path), relative to the workspace.
 	Path string
-	// Mode is the mode input as given: auto, plan, apply, rollback or none.
+	// Mode is the mode input as given: auto, plan, apply, rollback, drift or none.
 	// Config.Mode holds the mode the run resolved to.
 	Mode string
 	// Kubeconfig is the content of a kubeconfig file (input kubeconfig),
@@ -135,7 +135,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	str(InputMode, &in.Mode)
 	in.Mode = strings.ToLower(in.Mode)
 	if !validMode(in.Mode) {
-		errs = append(errs, fmt.Errorf("input %s: %q is not a mode: want auto, plan, apply, rollback or none", InputMode, in.Mode))
+		errs = append(errs, fmt.Errorf("input %s: %q is not a mode: want auto, plan, apply, rollback, drift or none", InputMode, in.Mode))
 	}
 	// The kubeconfig is a file's content: keep it byte for byte, not trimmed
 	// the way GetInput trims.

@@ -19,6 +19,8 @@ const (
 	OutputCommentURL   = "comment-url"
 	OutputRollback     = "rollback"
 	OutputReviewedPlan = "reviewed-plan"
+	OutputDrifted      = "drifted"
+	OutputDriftCount   = "drift-count"
 )
 
 // Outputs are the step outputs of a run.
@@ -44,6 +46,11 @@ type Outputs struct {
 	// ReviewedPlan, on apply: "same" when the plan is the one reviewed in
 	// the pull request, "differs", "missing", or empty when not checked.
 	ReviewedPlan string
+	// Drifted, in mode drift: the cluster differs from git.
+	Drifted bool
+	// DriftCount, in mode drift: the objects that differ from git
+	// (drifted, missing, extra).
+	DriftCount int
 }
 
 // fileCommandDelimiter is the heredoc delimiter go-githubactions writes
@@ -74,6 +81,8 @@ func SetOutputs(a *githubactions.Action, o Outputs) error {
 		{OutputCommentURL, o.CommentURL},
 		{OutputRollback, strconv.FormatBool(o.Rollback)},
 		{OutputReviewedPlan, o.ReviewedPlan},
+		{OutputDrifted, strconv.FormatBool(o.Drifted)},
+		{OutputDriftCount, strconv.Itoa(o.DriftCount)},
 	}
 	for _, kv := range outputs {
 		if strings.Contains(kv[1], fileCommandDelimiter) {

@@ -35,6 +35,8 @@ func TestSetOutputs(t *testing.T) {
 		"comment-url":   "https://github.com/acme/platform-deploy/pull/42#issuecomment-2700000001",
 		"rollback":      "false",
 		"reviewed-plan": "same",
+		"drifted":       "false",
+		"drift-count":   "0",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GITHUB_OUTPUT (-want +got):\n%s", diff)

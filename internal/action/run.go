@@ -25,13 +25,19 @@ import (
 )
 
 // Commenter is what a run needs of GitHub: the sticky comment, the pull
-// request a pushed commit came from, and a past run's store artifact.
+// request a pushed commit came from, a past run's store artifact, and the
+// drift issue of an environment.
 // *github.Client satisfies it.
 type Commenter interface {
 	UpsertComment(ctx context.Context, number int, key string, parts []string) (github.CommentResult, error)
 	MergedPullRequest(ctx context.Context, sha string) (int, error)
 	DownloadRunArtifact(ctx context.Context, runID int64, name, prefix, dstDir string) (string, error)
 	CommentBody(ctx context.Context, number int, key string) (string, bool, error)
+	FindOpenIssue(ctx context.Context, label, marker string) (github.Issue, bool, error)
+	CreateIssue(ctx context.Context, title, body string, labels []string) (github.Issue, error)
+	EditIssueBody(ctx context.Context, number int, body string) error
+	CommentOnIssue(ctx context.Context, number int, body string) error
+	CloseIssue(ctx context.Context, number int) error
 }
 
 // Deps are what Run is given by the command layer.
@@ -106,6 +112,9 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	}
 	target := engine.Target{Path: path, OnRender: func(objs []object.Object) { Mask(r.a, objs) }}
 	r.title = fmt.Sprintf("snapply %s for `%s`", cfg.Mode, cfg.Inputs.Name)
+	if cfg.Mode == ModeDrift {
+		return r.drift(ctx, eng, target)
+	}
 	var restored *restore.Set
 	if cfg.Mode == ModeRollback {
 		var err error
@@ -182,6 +191,12 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 		}
 		return err
 	})
+	return p, r.annotateRender(err)
+}
+
+// annotateRender annotates a manifest that does not render at its file
+// and line; other errors are returned as they are.
+func (r *run) annotateRender(err error) error {
 	var rerr *render.Error
 	if errors.As(err, &rerr) && rerr.Source.File != "" {
 		fields := map[string]string{"file": rerr.Source.File, "title": "snapply: cannot render"}
@@ -189,9 +204,9 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 			fields["line"] = strconv.Itoa(rerr.Source.Line)
 		}
 		r.a.WithFieldsMap(fields).Errorf("%s", OneLine(rerr.Error()))
-		return p, &ExitError{Code: 1}
+		return &ExitError{Code: 1}
 	}
-	return p, err
+	return err
 }
 
 // reportPlan writes the plan to the job summary and the sticky comment.

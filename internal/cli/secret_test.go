@@ -60,6 +60,10 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 		run(append([]string{"plan", v2, "-o", o}, inv...)...)
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
+	// git still says v1: the drift report compares the two values.
+	for _, o := range []string{"text", "markdown", "json"} {
+		run(append([]string{"drift", v1, "-o", o}, inv...)...)
+	}
 	run("history", "--store", db, "-o", "json")
 	run("show", "--store", db, "latest", "--managed-fields")
 
