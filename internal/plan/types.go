@@ -157,6 +157,9 @@ type Change struct {
 	// LiveResourceVersion is the resourceVersion of the live object the plan
 	// read; empty when the object is not live.
 	LiveResourceVersion string `json:"liveResourceVersion,omitempty"`
+	// Policy holds the verdicts of the policies (--policy) and of the
+	// cluster's admission chain on the object; see PolicyResult.
+	Policy []PolicyResult `json:"policy,omitempty"`
 }
 
 // FieldConflict is one field that another field manager owns.
