@@ -32,6 +32,7 @@ const (
 	InputRollbackTo         = "rollback-to"
 	InputScope              = "scope"
 	InputRequireReviewed    = "require-reviewed-plan"
+	InputPolicy             = "policy"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -82,6 +83,9 @@ type Inputs struct {
 	// RequireReviewedPlan refuses to apply a plan that differs from the
 	// one reviewed in the merged pull request, or when there is none.
 	RequireReviewedPlan bool
+	// Policy is a directory of Rego policies relative to the workspace
+	// (input policy); empty means none.
+	Policy string
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -178,6 +182,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	boolean(InputComment, &in.Comment)
 	boolean(InputRequireReviewed, &in.RequireReviewedPlan)
 	str(InputRollbackTo, &in.RollbackTo)
+	str(InputPolicy, &in.Policy)
 	str(InputScope, &in.Scope)
 	in.Scope = strings.ToLower(in.Scope)
 	if !slices.Contains(scopes, in.Scope) {

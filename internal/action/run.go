@@ -172,6 +172,12 @@ func (r *run) options() engine.Options {
 	o.ForceConflicts = in.ForceConflicts
 	o.Name = in.Name
 	o.InventoryNamespace = in.InventoryNamespace
+	if in.Policy != "" {
+		o.PolicyDir = in.Policy
+		if !filepath.IsAbs(o.PolicyDir) && r.cfg.Event.Workspace != "" {
+			o.PolicyDir = filepath.Join(r.cfg.Event.Workspace, o.PolicyDir)
+		}
+	}
 	return o
 }
 
@@ -235,6 +241,9 @@ func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, review Review) erro
 	}
 	if pl.HasErrors() {
 		return &ExitError{Code: 1, Err: fmt.Errorf("plan has %d conflicts and %d invalid objects", pl.Summary.Conflict, pl.Summary.Invalid)}
+	}
+	if err := pl.PolicyError(); err != nil {
+		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
 }

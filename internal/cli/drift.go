@@ -61,6 +61,7 @@ server refuses).`,
 	f.BoolVar(&d.Orphans, "orphans", false, "also report the objects of the managed namespaces that no inventory and no owner claims")
 	addEngineFlags(f, &o)
 	_ = f.MarkHidden("force-conflicts")
+	_ = f.MarkHidden("policy")
 	return cmd
 }
 

@@ -104,6 +104,9 @@ type Options struct {
 	// Name and InventoryNamespace name the inventory (ApplySet parent).
 	Name               string
 	InventoryNamespace string
+	// PolicyDir, when set, is a directory of Rego policies (package
+	// policy) evaluated on every planned object; a deny stops Deploy.
+	PolicyDir string
 }
 
 // DefaultOptions returns the defaults of `snapply plan` and `snapply apply`.

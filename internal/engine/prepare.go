@@ -12,6 +12,7 @@ import (
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/policy"
 	"github.com/snapply/snapply/internal/render"
 	"github.com/snapply/snapply/internal/snapshot"
 	"github.com/snapply/snapply/internal/store"
@@ -46,6 +47,7 @@ type Prepared struct {
 	scope    snapshot.Scope
 	refs     []object.Ref
 	restores string
+	policies *policy.Set
 }
 
 // Close releases the lock and closes the store, once; it is safe on a
@@ -85,6 +87,10 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	if err != nil {
 		return nil, err
 	}
+	policies, err := e.loadPolicies(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	client, err := e.NewClient()
 	if err != nil {
 		return nil, err
@@ -99,7 +105,7 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{engine: e, opts: o, target: t, Client: client, Store: db, Desired: desired, scope: scope, restores: t.Restores}
+	p := &Prepared{engine: e, opts: o, target: t, Client: client, Store: db, Desired: desired, scope: scope, restores: t.Restores, policies: policies}
 	if lockWait != nil {
 		if err := p.takeLock(ctx, *lockWait); err != nil {
 			return p, err
@@ -244,6 +250,9 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 		return err
 	}
 	p.Plan.Snapshot = p.Before.ID
+	if err := p.evalPolicies(ctx); err != nil {
+		return err
+	}
 	e.progressf(StagePlan, "planned %d objects with server-side dry runs in %s (snapshot %s)", len(p.Desired), since(start), p.Before.ID)
 	return nil
 }

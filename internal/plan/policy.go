@@ -1,5 +1,7 @@
 package plan
 
+import "fmt"
+
 // PolicyLevel is how a policy verdict weighs. The strings are part of the
 // JSON contract.
 type PolicyLevel string
@@ -50,4 +52,30 @@ func (p *Plan) Denied() []Change {
 		}
 	}
 	return out
+}
+
+// PolicyError returns the error that stops an apply of a plan that a
+// policy denies, naming the first denial; nil when none does.
+func (p *Plan) PolicyError() error {
+	denied := p.Denied()
+	if len(denied) == 0 {
+		return nil
+	}
+	c := denied[0]
+	var first PolicyResult
+	for _, r := range c.Policy {
+		if r.Level == PolicyDeny {
+			first = r
+			break
+		}
+	}
+	more := ""
+	if len(denied) > 1 {
+		more = fmt.Sprintf(" (and %d more objects)", len(denied)-1)
+	}
+	where := c.Ref.String()
+	if c.Source.File != "" {
+		where += " (" + c.Source.String() + ")"
+	}
+	return fmt.Errorf("%s: denied by policy %s: %s%s; nothing applied", where, first.Rule, first.Message, more)
 }

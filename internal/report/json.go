@@ -41,9 +41,10 @@ func JSON(w io.Writer, p *plan.Plan) error {
 // every key being there.
 type (
 	jsonPlan struct {
-		Snapshot string       `json:"snapshot"`
-		Summary  jsonSummary  `json:"summary"`
-		Changes  []jsonChange `json:"changes"`
+		Snapshot string          `json:"snapshot"`
+		Summary  jsonSummary     `json:"summary"`
+		Changes  []jsonChange    `json:"changes"`
+		Policy   jsonPolicyCount `json:"policy"`
 	}
 	jsonSummary struct {
 		Create    int `json:"create"`
@@ -65,6 +66,7 @@ type (
 		Warnings            []string       `json:"warnings"`
 		Destructive         bool           `json:"destructive"`
 		LiveResourceVersion string         `json:"liveResourceVersion"`
+		Policy              []jsonPolicy   `json:"policy"`
 	}
 	jsonRef struct {
 		Group     string `json:"group"`
@@ -99,6 +101,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 		},
 		Changes: make([]jsonChange, 0, len(p.Changes)),
 	}
+	out.Policy.Deny, out.Policy.Warn = p.PolicyCounts()
 	for _, c := range p.Changes {
 		jc := jsonChange{
 			Ref: jsonRef{
@@ -121,6 +124,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 		for _, ic := range c.Images {
 			jc.Images = append(jc.Images, jsonImage{Container: ic.Container, Old: ic.Old, New: ic.New})
 		}
+		jc.Policy = toJSONPolicy(c.Policy)
 		out.Changes = append(out.Changes, jc)
 	}
 	return out

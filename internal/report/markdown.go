@@ -135,7 +135,7 @@ func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
 	d.summary = mdSummary(p)
 	d.tbl = newMDTable(changesTableHead, 4)
 	for _, c := range p.Changes {
-		if c.Action == plan.Unchanged {
+		if c.Action == plan.Unchanged && len(c.Policy) == 0 {
 			continue
 		}
 		row := mdRow(c)
@@ -279,6 +279,12 @@ func mdSummary(p *plan.Plan) string {
 	} else if !p.HasChanges() {
 		b.WriteString(noChangesLine + "\n\n")
 	}
+	if counts := policyCounts(p); counts != "" {
+		b.WriteString("Policy: " + counts + ".\n\n")
+	}
+	if blocked := policyBlockedLine(p); blocked != "" {
+		b.WriteString("**" + blocked + "**\n\n")
+	}
 	return b.String()
 }
 
@@ -297,6 +303,8 @@ func mdNote(c plan.Change) string {
 	switch {
 	case c.Destructive:
 		return "**" + mdText(destructiveWhat(c.Ref)) + "**"
+	case len(c.Policy) > 0:
+		return mdPolicyNote(c)
 	case len(c.Conflicts) > 0:
 		var managers []string
 		for _, fc := range c.Conflicts {
@@ -367,6 +375,7 @@ func mdChangeDetail(c plan.Change, fold bool) mdDetail {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(mdPolicyTable(c))
 	var diff string
 	if c.Diff != "" {
 		diff = mdFence("diff", c.Diff) + "\n"
