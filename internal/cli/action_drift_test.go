@@ -162,3 +162,31 @@ func TestActionDriftWithoutIssuesPermission(t *testing.T) {
 		t.Errorf("outputs: drifted %q, drift-count %q", r.output("drifted"), r.output("drift-count"))
 	}
 }
+
+// TestActionPolicyWarnShowsInThePlanComment runs the plan of a pull request
+// with the policy input: a warn shows in the comment, and the step passes.
+func TestActionPolicyWarnShowsInThePlanComment(t *testing.T) {
+	ns := env.Namespace(t)
+	files := map[string]string{"app/app.yaml": strings.Replace(latestApp, "web:latest", "web:1.4.2", 1)}
+	for _, name := range []string{"kubernetes.rego", "labels.rego", "images.rego"} {
+		b, err := os.ReadFile(filepath.Join(examplePolicies, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["policies/"+name] = string(b)
+	}
+	r := newRunner(t, ns, files)
+	res := r.run("pull_request-opened", map[string]string{"INPUT_PATH": "app", "INPUT_POLICY": "policies"})
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	comments := r.gh.Comments(pullRequestFixture)
+	if len(comments) != 1 {
+		t.Fatalf("comments: %+v", comments)
+	}
+	for _, want := range []string{"Policy: 0 deny, 1 warn.", "policy warning `warn_required_labels`", "| warn | `warn_required_labels` | Deployment/web: missing the label app.kubernetes.io/part-of |"} {
+		if !strings.Contains(comments[0].Body, want) {
+			t.Errorf("comment has no %q:\n%s", want, comments[0].Body)
+		}
+	}
+}
