@@ -245,6 +245,14 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		c.LiveResourceVersion = live.GetResourceVersion()
 	}
 	c.Warnings = warnings
+	if denial, ok := kube.Denial(err); ok {
+		// The cluster's own policy refused it: a policy denial that names
+		// the policy or webhook.
+		c.Action = Invalid
+		c.Message = kube.Message(err)
+		c.Policy = append(c.Policy, PolicyResult{Rule: denial.Rule(), Level: PolicyDeny, Message: denial.Reason})
+		return c, nil
+	}
 	if conflicts, ok := kube.Conflicts(err); ok {
 		for _, fc := range conflicts {
 			c.Conflicts = append(c.Conflicts, FieldConflict{Field: fc.Field, Manager: fc.Manager})
