@@ -15,7 +15,7 @@ import (
 
 const examples = "../../examples/policies"
 
-func load(t *testing.T, file string) map[string]any {
+func load(t testing.TB, file string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -159,5 +159,22 @@ warn_scale contains msg if {
 	res, err = set.Eval(context.Background(), policy.Input{Object: obj, Action: plan.Create})
 	if err != nil || len(res) != 2 {
 		t.Errorf("create: %+v, %v", res, err)
+	}
+}
+
+// BenchmarkExamplePolicies evaluates the shipped policies on one
+// Deployment: the cost per object of --policy examples/policies.
+func BenchmarkExamplePolicies(b *testing.B) {
+	ctx := context.Background()
+	set, err := policy.Load(ctx, examples)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obj := load(b, filepath.Join(examples, "testdata", "deny_registry", "fail.yaml"))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := set.Eval(ctx, policy.Input{Object: obj, Action: plan.Update, Live: obj}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
