@@ -250,7 +250,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		// the policy or webhook.
 		c.Action = Invalid
 		c.Message = kube.Message(err)
-		c.Policy = append(c.Policy, PolicyResult{Rule: denial.Rule(), Level: PolicyDeny, Message: denial.Reason})
+		c.Policy = append(c.Policy, PolicyResult{Rule: denial.Rule(), Level: PolicyDeny, Message: denial.Reason, Admission: true})
 		return c, nil
 	}
 	if conflicts, ok := kube.Conflicts(err); ok {

@@ -23,6 +23,10 @@ type PolicyResult struct {
 	Rule    string      `json:"rule"`
 	Level   PolicyLevel `json:"level"`
 	Message string      `json:"message"`
+	// Admission marks a verdict of the cluster's admission chain: the
+	// object is invalid, and apply leaves it out as it leaves out every
+	// invalid object, rather than refusing the whole plan.
+	Admission bool `json:"admission,omitempty"`
 }
 
 // PolicyCounts counts the policy verdicts of the plan by level.
@@ -40,12 +44,13 @@ func (p *Plan) PolicyCounts() (deny, warn int) {
 	return deny, warn
 }
 
-// Denied returns the changes a policy denies.
+// Denied returns the changes a policy of --policy denies (not counting
+// the admission chain's denials, which make the object invalid).
 func (p *Plan) Denied() []Change {
 	var out []Change
 	for _, c := range p.Changes {
 		for _, r := range c.Policy {
-			if r.Level == PolicyDeny {
+			if r.Level == PolicyDeny && !r.Admission {
 				out = append(out, c)
 				break
 			}
@@ -64,7 +69,7 @@ func (p *Plan) PolicyError() error {
 	c := denied[0]
 	var first PolicyResult
 	for _, r := range c.Policy {
-		if r.Level == PolicyDeny {
+		if r.Level == PolicyDeny && !r.Admission {
 			first = r
 			break
 		}
