@@ -18,6 +18,7 @@ import (
 	"github.com/snapply/snapply/internal/github"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/policy"
 	"github.com/snapply/snapply/internal/render"
 	"github.com/snapply/snapply/internal/report"
 	"github.com/snapply/snapply/internal/restore"
@@ -200,8 +201,9 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 	return p, r.annotateRender(err)
 }
 
-// annotateRender annotates a manifest that does not render at its file
-// and line; other errors are returned as they are.
+// annotateRender annotates a manifest that does not render, and a policy
+// that does not compile, at its file and line; other errors are returned
+// as they are.
 func (r *run) annotateRender(err error) error {
 	var rerr *render.Error
 	if errors.As(err, &rerr) && rerr.Source.File != "" {
@@ -210,6 +212,19 @@ func (r *run) annotateRender(err error) error {
 			fields["line"] = strconv.Itoa(rerr.Source.Line)
 		}
 		r.a.WithFieldsMap(fields).Errorf("%s", OneLine(rerr.Error()))
+		return &ExitError{Code: 1}
+	}
+	var perr *policy.Error
+	if errors.As(err, &perr) && perr.File != "" {
+		file := perr.File
+		if rel, rerr := filepath.Rel(r.cfg.Event.Workspace, file); r.cfg.Event.Workspace != "" && rerr == nil && !strings.HasPrefix(rel, "..") {
+			file = rel
+		}
+		fields := map[string]string{"file": file, "title": "snapply: policy does not compile"}
+		if perr.Line > 0 {
+			fields["line"] = strconv.Itoa(perr.Line)
+		}
+		r.a.WithFieldsMap(fields).Errorf("%s", OneLine(perr.Message))
 		return &ExitError{Code: 1}
 	}
 	return err

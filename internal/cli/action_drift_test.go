@@ -190,3 +190,21 @@ func TestActionPolicyWarnShowsInThePlanComment(t *testing.T) {
 		}
 	}
 }
+
+// TestActionPolicySyntaxErrorIsAnnotated: a policy that does not parse is
+// an error annotation on its file and line, and the step fails.
+func TestActionPolicySyntaxErrorIsAnnotated(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{
+		"app/app.yaml":        configMaps,
+		"policies/bad.rego":   "package main\n\ndeny contains msg if {\n  msg := sprintf(\"%s\", [input.kind]\n}\n",
+		"policies/other.rego": "package main\n",
+	})
+	res := r.run("pull_request-opened", map[string]string{"INPUT_PATH": "app", "INPUT_POLICY": "policies"})
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "::error file=policies/bad.rego,line=5,title=snapply%3A policy does not compile::rego_parse_error: ") {
+		t.Errorf("no error annotation on the policy's file and line:\n%s", res.stdout)
+	}
+}

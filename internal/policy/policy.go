@@ -119,9 +119,26 @@ func parse(file string) (*ast.Module, error) {
 
 func checkPackage(file string, m *ast.Module) (*ast.Module, error) {
 	if got := strings.TrimPrefix(m.Package.Path.String(), "data."); got != Package {
-		return nil, fmt.Errorf("policy %s:%d: package %s: snapply reads package %s (conftest's default)", file, m.Package.Location.Row, got, Package)
+		return nil, &Error{File: file, Line: m.Package.Location.Row, Message: fmt.Sprintf("package %s: snapply reads package %s (conftest's default)", got, Package)}
 	}
 	return m, nil
+}
+
+// Error is a policy that does not parse or compile, at a file and line.
+type Error struct {
+	// File and Line locate the first error; Line is 0 when unknown.
+	File string
+	Line int
+	// Message is OPA's, on one line, with its code.
+	Message string
+}
+
+// Error says "policy FILE:LINE: message".
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("policy %s:%d: %s", e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("policy %s: %s", e.File, e.Message)
 }
 
 // oneError turns OPA's errors into one line: "policy FILE:LINE: message",
@@ -132,15 +149,14 @@ func oneError(err error) error {
 		return fmt.Errorf("policy: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	e := errs[0]
-	where := "policy"
+	out := &Error{Message: fmt.Sprintf("%s: %s", e.Code, strings.Join(strings.Fields(e.Message), " "))}
 	if e.Location != nil {
-		where = fmt.Sprintf("policy %s:%d", e.Location.File, e.Location.Row)
+		out.File, out.Line = e.Location.File, e.Location.Row
 	}
-	msg := fmt.Sprintf("%s: %s: %s", where, e.Code, strings.Join(strings.Fields(e.Message), " "))
 	if len(errs) > 1 {
-		msg += fmt.Sprintf(" (and %d more errors)", len(errs)-1)
+		out.Message += fmt.Sprintf(" (and %d more errors)", len(errs)-1)
 	}
-	return errors.New(msg)
+	return out
 }
 
 // Input is one object to evaluate.
