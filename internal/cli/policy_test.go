@@ -48,7 +48,7 @@ func TestPolicyDenyStopsApplyAndChangesNothing(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	want := "error: deployment.apps/web -n " + ns + " (app.yaml:1): denied by policy deny_latest_tag: Deployment/web: container web uses the latest tag"
+	want := "error: deployment.apps/web -n " + ns + " (app.yaml:1): denied by policy deny_latest_tag: Deployment/web: container web uses the latest tag (ghcr.io/acme/web:latest): pin a version or a digest; nothing applied"
 	if !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr has no %q:\n%s", want, r.stderr)
 	}

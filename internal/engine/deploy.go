@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -39,7 +40,7 @@ func DefaultDeployOptions() DeployOptions {
 // recording it.
 func (p *Prepared) Deploy(ctx context.Context, o DeployOptions) (*apply.Result, error) {
 	if err := p.Plan.PolicyError(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w; nothing applied", err)
 	}
 	// The live objects of the plan are not needed any more: let them go,
 	// before the apply's own allocations.

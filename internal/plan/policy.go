@@ -59,8 +59,8 @@ func (p *Plan) Denied() []Change {
 	return out
 }
 
-// PolicyError returns the error that stops an apply of a plan that a
-// policy denies, naming the first denial; nil when none does.
+// PolicyError returns the error of a plan that a policy of --policy
+// denies, naming the first denial; nil when none does.
 func (p *Plan) PolicyError() error {
 	denied := p.Denied()
 	if len(denied) == 0 {
@@ -82,5 +82,5 @@ func (p *Plan) PolicyError() error {
 	if c.Source.File != "" {
 		where += " (" + c.Source.String() + ")"
 	}
-	return fmt.Errorf("%s: denied by policy %s: %s%s; nothing applied", where, first.Rule, first.Message, more)
+	return fmt.Errorf("%s: denied by policy %s: %s%s", where, first.Rule, first.Message, more)
 }
