@@ -57,7 +57,7 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 	}
 	inputs := []string{InputPath, InputMode, InputKubeconfig, InputContext, InputName, InputInventoryNamespace,
 		InputGitHubToken, InputStore, InputPrune, InputWait, InputTimeout, InputForceConflicts, InputAllowDestructive,
-		InputComment, InputRollbackTo, InputScope, InputRequireReviewed, InputStoreKey, InputAllowPublicStore, InputFailOn}
+		InputComment, InputRollbackTo, InputScope, InputRequireReviewed, InputStoreKey, InputAllowPublicStore, InputFailOn, InputPolicy}
 	for _, in := range inputs {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %s is read by the code but not declared", in)
@@ -71,7 +71,7 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 			t.Errorf("input %s is declared but nothing reads it", name)
 		}
 	}
-	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan, OutputUploadStore, OutputPlanHTML}
+	outputs := []string{OutputHasChanges, OutputSummary, OutputStorePath, OutputArtifactName, OutputSnapshotID, OutputCommentURL, OutputRollback, OutputReviewedPlan, OutputUploadStore, OutputPlanHTML, OutputDrifted, OutputDriftCount}
 	for _, o := range outputs {
 		if got := a.Outputs[o].Value; got != "${{ steps.run.outputs."+o+" }}" {
 			t.Errorf("output %s = %q, want the run step's", o, got)

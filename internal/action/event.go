@@ -16,6 +16,7 @@ const (
 	EventPullRequestTarget = "pull_request_target"
 	EventPush              = "push"
 	EventWorkflowDispatch  = "workflow_dispatch"
+	EventSchedule          = "schedule"
 )
 
 // Event is the run's GitHub context: the GITHUB_* variables and what the
@@ -60,6 +61,9 @@ type Event struct {
 	// (repository.visibility "public", else repository.private false):
 	// anyone signed in to GitHub can download its workflow artifacts.
 	Public bool
+	// DispatchMode is the workflow_dispatch input "mode", lower case:
+	// "drift" makes a manual run a drift check in mode auto.
+	DispatchMode string
 }
 
 // payload is what readEvent takes from the event payload beyond Event.

@@ -37,6 +37,7 @@ const (
 	InputStoreKey           = "store-key"
 	InputAllowPublicStore   = "allow-public-store"
 	InputFailOn             = "fail-on"
+	InputPolicy             = "policy"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -44,7 +45,7 @@ const (
 type Inputs struct {
 	// Path is what to render (input path), relative to the workspace.
 	Path string
-	// Mode is the mode input as given: auto, plan, apply, rollback or none.
+	// Mode is the mode input as given: auto, plan, apply, rollback, drift or none.
 	// Config.Mode holds the mode the run resolved to.
 	Mode string
 	// Kubeconfig is the content of a kubeconfig file (input kubeconfig),
@@ -97,6 +98,9 @@ type Inputs struct {
 	// FailOn lists the risk kinds that fail the run: a plan run exits 1
 	// after its comment, an apply run exits 1 before applying anything.
 	FailOn []plan.RiskKind
+	// Policy is a directory of Rego policies relative to the workspace
+	// (input policy); empty means none.
+	Policy string
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -150,7 +154,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	str(InputMode, &in.Mode)
 	in.Mode = strings.ToLower(in.Mode)
 	if !validMode(in.Mode) {
-		errs = append(errs, fmt.Errorf("input %s: %q is not a mode: want auto, plan, apply, rollback or none", InputMode, in.Mode))
+		errs = append(errs, fmt.Errorf("input %s: %q is not a mode: want auto, plan, apply, rollback, drift or none", InputMode, in.Mode))
 	}
 	// The kubeconfig is a file's content: keep it byte for byte, not trimmed
 	// the way GetInput trims.
@@ -195,6 +199,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	str(InputStoreKey, &in.StoreKey)
 	boolean(InputAllowPublicStore, &in.AllowPublicStore)
 	str(InputRollbackTo, &in.RollbackTo)
+	str(InputPolicy, &in.Policy)
 	str(InputScope, &in.Scope)
 	if kinds, err := plan.ParseRiskKinds(getInput(a, InputFailOn)); err != nil {
 		errs = append(errs, fmt.Errorf("input %s: %w", InputFailOn, err))

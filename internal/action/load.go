@@ -33,8 +33,11 @@ type Config struct {
 //     be found at all: no kubeconfig input and no AmbientCredentials
 //     (GitHub gives such runs no secrets and no OIDC token);
 //   - push to the default branch: apply; a push elsewhere: nothing;
-//   - workflow_dispatch with rollback-to: rollback; without it, nothing: a
-//     manual run re-applies only when the mode input says apply;
+//   - workflow_dispatch with the dispatch input mode: drift: drift; with
+//     rollback-to: rollback; without either, nothing: a manual run
+//     re-applies only when the mode input says apply;
+//   - schedule: drift (the cluster compared with git, and the drift issue
+//     of the environment kept);
 //   - any other event, or none (outside GitHub Actions): nothing.
 //
 // When nothing runs, Notice says why. Load masks the github-token input
@@ -54,6 +57,9 @@ func Load(a *githubactions.Action) (*Config, error) {
 	}
 	if in.RollbackTo == "" && ev.Name == EventWorkflowDispatch {
 		in.RollbackTo = strings.TrimSpace(p.dispatchInputs[InputRollbackTo])
+	}
+	if ev.Name == EventWorkflowDispatch {
+		ev.DispatchMode = strings.ToLower(strings.TrimSpace(p.dispatchInputs[InputMode]))
 	}
 	mode, notice, err := resolveMode(in, ev, AmbientCredentials(a.Getenv))
 	if err != nil {

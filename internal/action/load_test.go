@@ -174,6 +174,27 @@ func TestLoadMode(t *testing.T) {
 			notice: []string{"workflow_dispatch needs the rollback-to input", "mode input to apply"},
 		},
 		{
+			name: "workflow_dispatch with the input mode: drift: drift",
+			runner: func(t *testing.T) *runner {
+				return newRunner(t, dispatch).payload(t, func(p map[string]any) { p["inputs"] = map[string]any{"mode": "Drift"} })
+			},
+			want: ModeDrift,
+		},
+		{
+			name: "schedule: drift",
+			runner: func(t *testing.T) *runner {
+				r := newRunner(t, dispatch)
+				r.env["GITHUB_EVENT_NAME"] = "schedule"
+				return r
+			},
+			want: ModeDrift,
+		},
+		{
+			name:   "explicit drift on a push",
+			runner: func(t *testing.T) *runner { return newRunner(t, pushMain).input(InputMode, "drift") },
+			want:   ModeDrift,
+		},
+		{
 			name:   "unsupported event: nothing, names the event",
 			runner: func(t *testing.T) *runner { return newRunner(t, issueComment) },
 			want:   ModeNone,
@@ -441,7 +462,7 @@ func TestLoadInputErrors(t *testing.T) {
 		{InputForceConflicts, "1", `input force-conflicts: "1" is not a boolean: want true or false`},
 		{InputAllowDestructive, "on", `input allow-destructive: "on" is not a boolean: want true or false`},
 		{InputComment, "tRUE", `input comment: "tRUE" is not a boolean: want true or false`},
-		{InputMode, "deploy", `input mode: "deploy" is not a mode: want auto, plan, apply, rollback or none`},
+		{InputMode, "deploy", `input mode: "deploy" is not a mode: want auto, plan, apply, rollback, drift or none`},
 		{InputScope, "everything", `input scope: "everything" is not a scope: want managed, namespaces or cluster`},
 		{InputName, "Prod_EU", `input name: "Prod_EU" is not a valid Secret name: `},
 		{InputInventoryNamespace, "kube.system", `input inventory-namespace: "kube.system" is not a valid namespace name: `},

@@ -16,6 +16,9 @@ const (
 	ModeApply Mode = "apply"
 	// ModeRollback applies the state recorded by a past run.
 	ModeRollback Mode = "rollback"
+	// ModeDrift compares the cluster with git and keeps the drift issue
+	// of the environment; nothing in the cluster changes.
+	ModeDrift Mode = "drift"
 	// ModeNone does nothing; Config.Notice says why.
 	ModeNone Mode = "none"
 )
@@ -25,7 +28,7 @@ const modeAuto = "auto"
 
 func validMode(m string) bool {
 	switch Mode(m) {
-	case modeAuto, ModePlan, ModeApply, ModeRollback, ModeNone:
+	case modeAuto, ModePlan, ModeApply, ModeRollback, ModeDrift, ModeNone:
 		return true
 	}
 	return false
@@ -35,7 +38,7 @@ func validMode(m string) bool {
 // string says why, in one line.
 func resolveMode(in Inputs, ev Event, credentials bool) (Mode, string, error) {
 	switch Mode(in.Mode) {
-	case ModePlan, ModeApply:
+	case ModePlan, ModeApply, ModeDrift:
 		return Mode(in.Mode), "", nil
 	case ModeRollback:
 		if in.RollbackTo == "" {
@@ -46,7 +49,7 @@ func resolveMode(in Inputs, ev Event, credentials bool) (Mode, string, error) {
 		return ModeNone, "the mode input is none: nothing to do", nil
 	}
 
-	const choose = "set the mode input to plan, apply or rollback to run anyway"
+	const choose = "set the mode input to plan, apply, rollback or drift to run anyway"
 	switch ev.Name {
 	case "":
 		return ModeNone, "not running in GitHub Actions (GITHUB_EVENT_NAME is unset): " + choose, nil
@@ -74,13 +77,18 @@ func resolveMode(in Inputs, ev Event, credentials bool) (Mode, string, error) {
 			what = "push of tag " + strings.TrimPrefix(ev.Ref, "refs/tags/")
 		}
 		return ModeNone, fmt.Sprintf("%s: snapply applies only pushes to the default branch %s; nothing to do", what, ev.DefaultBranch), nil
+	case EventSchedule:
+		return ModeDrift, "", nil
 	case EventWorkflowDispatch:
+		if ev.DispatchMode == string(ModeDrift) {
+			return ModeDrift, "", nil
+		}
 		if in.RollbackTo != "" {
 			return ModeRollback, "", nil
 		}
 		return ModeNone, fmt.Sprintf("workflow_dispatch needs the %s input to roll back; to re-apply %s instead, set the mode input to apply", InputRollbackTo, displayRef(ev.Ref)), nil
 	}
-	return ModeNone, fmt.Sprintf("snapply does nothing on %s events in mode auto (it plans on pull_request, applies on a push to the default branch, rolls back on workflow_dispatch with %s): %s", ev.Name, InputRollbackTo, choose), nil
+	return ModeNone, fmt.Sprintf("snapply does nothing on %s events in mode auto (it plans on pull_request, applies on a push to the default branch, rolls back on workflow_dispatch with %s, checks drift on schedule): %s", ev.Name, InputRollbackTo, choose), nil
 }
 
 // displayRef shortens "refs/heads/main" to "main".

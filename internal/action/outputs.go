@@ -21,6 +21,8 @@ const (
 	OutputReviewedPlan = "reviewed-plan"
 	OutputUploadStore  = "upload-store"
 	OutputPlanHTML     = "plan-html"
+	OutputDrifted      = "drifted"
+	OutputDriftCount   = "drift-count"
 )
 
 // Outputs are the step outputs of a run.
@@ -54,6 +56,11 @@ type Outputs struct {
 	// workspace like StorePath, for the upload step; empty when none was
 	// written.
 	PlanHTML string
+	// Drifted, in mode drift: the cluster differs from git.
+	Drifted bool
+	// DriftCount, in mode drift: the objects that differ from git
+	// (drifted, missing, extra).
+	DriftCount int
 }
 
 // fileCommandDelimiter is the heredoc delimiter go-githubactions writes
@@ -86,6 +93,8 @@ func SetOutputs(a *githubactions.Action, o Outputs) error {
 		{OutputReviewedPlan, o.ReviewedPlan},
 		{OutputUploadStore, strconv.FormatBool(o.UploadStore)},
 		{OutputPlanHTML, o.PlanHTML},
+		{OutputDrifted, strconv.FormatBool(o.Drifted)},
+		{OutputDriftCount, strconv.Itoa(o.DriftCount)},
 	}
 	for _, kv := range outputs {
 		if strings.Contains(kv[1], fileCommandDelimiter) {

@@ -39,6 +39,8 @@ func TestSetOutputs(t *testing.T) {
 		"reviewed-plan": "same",
 		"upload-store":  "true",
 		"plan-html":     "snapply-plan.html",
+		"drifted":       "false",
+		"drift-count":   "0",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GITHUB_OUTPUT (-want +got):\n%s", diff)

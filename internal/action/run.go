@@ -19,6 +19,7 @@ import (
 	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/policy"
 	"github.com/snapply/snapply/internal/render"
 	"github.com/snapply/snapply/internal/report"
 	"github.com/snapply/snapply/internal/restore"
@@ -26,13 +27,19 @@ import (
 )
 
 // Commenter is what a run needs of GitHub: the sticky comment, the pull
-// request a pushed commit came from, and a past run's store artifact.
+// request a pushed commit came from, a past run's store artifact, and the
+// drift issue of an environment.
 // *github.Client satisfies it.
 type Commenter interface {
 	UpsertComment(ctx context.Context, number int, key string, parts []string) (github.CommentResult, error)
 	MergedPullRequest(ctx context.Context, sha string) (int, error)
 	DownloadRunArtifact(ctx context.Context, runID int64, name, prefix, dstDir string) (string, error)
 	CommentBody(ctx context.Context, number int, key string) (string, bool, error)
+	FindOpenIssue(ctx context.Context, label, marker string) (github.Issue, bool, error)
+	CreateIssue(ctx context.Context, title, body string, labels []string) (github.Issue, error)
+	EditIssueBody(ctx context.Context, number int, body string) error
+	CommentOnIssue(ctx context.Context, number int, body string) error
+	CloseIssue(ctx context.Context, number int) error
 }
 
 // Deps are what Run is given by the command layer.
@@ -114,6 +121,9 @@ func (r *run) run(ctx context.Context, eng *engine.Engine) error {
 	}
 	target := engine.Target{Path: path, OnRender: func(objs []object.Object) { Mask(r.a, objs) }}
 	r.title = fmt.Sprintf("snapply %s for `%s`", cfg.Mode, cfg.Inputs.Name)
+	if cfg.Mode == ModeDrift {
+		return r.drift(ctx, eng, target)
+	}
 	var restored *restore.Set
 	if cfg.Mode == ModeRollback {
 		var err error
@@ -196,6 +206,12 @@ func (r *run) options() engine.Options {
 	o.Name = in.Name
 	o.InventoryNamespace = in.InventoryNamespace
 	o.StoreKey = r.storeKey()
+	if in.Policy != "" {
+		o.PolicyDir = in.Policy
+		if !filepath.IsAbs(o.PolicyDir) && r.cfg.Event.Workspace != "" {
+			o.PolicyDir = filepath.Join(r.cfg.Event.Workspace, o.PolicyDir)
+		}
+	}
 	return o
 }
 
@@ -253,6 +269,13 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 		}
 		return err
 	})
+	return p, r.annotateRender(err)
+}
+
+// annotateRender annotates a manifest that does not render, and a policy
+// that does not compile, at its file and line; other errors are returned
+// as they are.
+func (r *run) annotateRender(err error) error {
 	var rerr *render.Error
 	if errors.As(err, &rerr) && rerr.Source.File != "" {
 		fields := map[string]string{"file": rerr.Source.File, "title": "snapply: cannot render"}
@@ -260,9 +283,22 @@ func (r *run) prepare(ctx context.Context, eng *engine.Engine, t engine.Target) 
 			fields["line"] = strconv.Itoa(rerr.Source.Line)
 		}
 		r.a.WithFieldsMap(fields).Errorf("%s", OneLine(rerr.Error()))
-		return p, &ExitError{Code: 1}
+		return &ExitError{Code: 1}
 	}
-	return p, err
+	var perr *policy.Error
+	if errors.As(err, &perr) && perr.File != "" {
+		file := perr.File
+		if rel, rerr := filepath.Rel(r.cfg.Event.Workspace, file); r.cfg.Event.Workspace != "" && rerr == nil && !strings.HasPrefix(rel, "..") {
+			file = rel
+		}
+		fields := map[string]string{"file": file, "title": "snapply: policy does not compile"}
+		if perr.Line > 0 {
+			fields["line"] = strconv.Itoa(perr.Line)
+		}
+		r.a.WithFieldsMap(fields).Errorf("%s", OneLine(perr.Message))
+		return &ExitError{Code: 1}
+	}
+	return err
 }
 
 // changeView is the graph of the plan comment, or nil without a graph.
@@ -311,6 +347,9 @@ func (r *run) reportPlan(ctx context.Context, pl *plan.Plan, view *graph.View, r
 	}
 	if pl.HasErrors() {
 		return &ExitError{Code: 1, Err: fmt.Errorf("plan has %d conflicts and %d invalid objects", pl.Summary.Conflict, pl.Summary.Invalid)}
+	}
+	if err := pl.PolicyError(); err != nil {
+		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
 }

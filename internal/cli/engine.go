@@ -80,6 +80,7 @@ func addEngineFlags(f *pflag.FlagSet, o *engine.Options) {
 	f.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a PATH that renders no object (apply would then prune everything it applied before)")
 	f.StringVar(&o.Name, "name", d.Name, "inventory name: the ApplySet parent Secret and its Lease; one per environment")
 	f.StringVar(&o.InventoryNamespace, "inventory-namespace", d.InventoryNamespace, "namespace of the inventory Secret and Lease")
+	f.StringVar(&o.PolicyDir, "policy", "", "directory of Rego policies (conftest conventions: package main, deny/violation/warn rules) evaluated on every object; a deny blocks apply")
 	addStoreKeyFlag(f, &o.StoreKey.Env)
 }
 

@@ -26,9 +26,16 @@ YAML files), snapshots the live state of the cluster into the store file, and
 runs a server-side-apply dry run for every object. Nothing in the cluster
 changes.
 
+With --policy DIR, the Rego policies of DIR (conftest's conventions: package
+main, rules deny, violation and warn, or with those prefixes) judge every
+object: input is the object as rendered, data.snapply.action the plan's
+action and data.snapply.live the live object. Verdicts show per object; a
+deny makes apply refuse to change anything.
+
 Exit codes: 0 success; 1 error, or a plan with conflicts or invalid objects;
-with --detailed-exitcode, 2 when the plan has changes (and no errors); 1 when
-the plan has a risk of a kind that --fail-on names.`,
+with --detailed-exitcode, 1 when a policy denies an object, and 2 when the
+plan has changes (and no errors); 1 when the plan has a risk of a kind that
+--fail-on names.`,
 		Example: `  snapply plan ./overlays/prod
   snapply plan ./overlays/prod -o json --store /tmp/prod.db
   snapply plan ./manifests --context staging --detailed-exitcode
@@ -147,6 +154,11 @@ func (g *globals) useColor(w io.Writer) bool {
 func planExit(p *plan.Plan, detailed bool) error {
 	if p.HasErrors() {
 		return &ExitError{Code: 1, Err: fmt.Errorf("plan has %d conflicts and %d invalid objects", p.Summary.Conflict, p.Summary.Invalid)}
+	}
+	if detailed {
+		if err := p.PolicyError(); err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
 	}
 	if detailed && p.HasChanges() {
 		return &ExitError{Code: 2}

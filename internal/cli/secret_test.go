@@ -84,6 +84,10 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
+	// git still says v1: the drift report compares the two values.
+	for _, o := range []string{"text", "markdown", "json"} {
+		run(append([]string{"drift", v1, "-o", o}, inv...)...)
+	}
 	for _, o := range []string{"yaml", "json"} {
 		run(append([]string{"render", v2, "-o", o, "--show-source"}, inv...)...)
 		run("render", v2, "-o", o, "--offline", "--store", filepath.Join(t.TempDir(), "none.db"))

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -38,6 +39,9 @@ func DefaultDeployOptions() DeployOptions {
 // before anything was written; a result may come with an error about
 // recording it.
 func (p *Prepared) Deploy(ctx context.Context, o DeployOptions) (*apply.Result, error) {
+	if err := p.Plan.PolicyError(); err != nil {
+		return nil, fmt.Errorf("%w; nothing applied", err)
+	}
 	// The live objects of the plan are not needed any more: let them go,
 	// before the apply's own allocations.
 	p.live = nil

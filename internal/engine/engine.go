@@ -107,6 +107,9 @@ type Options struct {
 	// StoreKey says where the store key comes from (default: the
 	// variable SNAPPLY_STORE_KEY).
 	StoreKey StoreKey
+	// PolicyDir, when set, is a directory of Rego policies (package
+	// policy) evaluated on every planned object; a deny stops Deploy.
+	PolicyDir string
 }
 
 // DefaultOptions returns the defaults of `snapply plan` and `snapply apply`.

@@ -13,6 +13,7 @@ import (
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/policy"
 	"github.com/snapply/snapply/internal/render"
 	"github.com/snapply/snapply/internal/snapshot"
 	"github.com/snapply/snapply/internal/store"
@@ -50,6 +51,7 @@ type Prepared struct {
 	graph    *graph.Graph // the plan's resource graph, objects forgotten (see Graph)
 
 	stopPrefetch func() // stops reading schemas ahead of the analysis
+	policies *policy.Set
 }
 
 // Close releases the lock and closes the store, once; it is safe on a
@@ -89,11 +91,15 @@ func (e *Engine) prepare(ctx context.Context, t Target, o Options, lockWait *tim
 	if err != nil {
 		return nil, err
 	}
+	policies, err := e.loadPolicies(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	db, err := OpenStore(o.StorePath, false, o.StoreKey, e.getenv)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{engine: e, opts: o, target: t, Client: client, Store: db, Desired: desired, scope: scope, restores: t.Restores}
+	p := &Prepared{engine: e, opts: o, target: t, Client: client, Store: db, Desired: desired, scope: scope, restores: t.Restores, policies: policies}
 	if lockWait != nil {
 		if err := p.takeLock(ctx, *lockWait); err != nil {
 			return p, err
@@ -267,6 +273,9 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 	}
 	p.Plan.Snapshot = p.Before.ID
 	p.analyze()
+	if err := p.evalPolicies(ctx); err != nil {
+		return err
+	}
 	e.progressf(StagePlan, "planned %d objects with server-side dry runs in %s (snapshot %s)", len(p.Desired), since(start), p.Before.ID)
 	return nil
 }

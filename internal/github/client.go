@@ -39,6 +39,12 @@ type API interface {
 	// DownloadArtifact is ActionsService.DownloadArtifact: it answers the
 	// signed URL that the archive can be fetched from.
 	DownloadArtifact(ctx context.Context, owner, repo string, artifactID int64, maxRedirects int) (*url.URL, *gh.Response, error)
+	// ListByRepo is IssuesService.ListByRepo.
+	ListByRepo(ctx context.Context, owner, repo string, opts *gh.IssueListByRepoOptions) ([]*gh.Issue, *gh.Response, error)
+	// CreateIssue is IssuesService.Create.
+	CreateIssue(ctx context.Context, owner, repo string, issue *gh.IssueRequest) (*gh.Issue, *gh.Response, error)
+	// EditIssue is IssuesService.Edit.
+	EditIssue(ctx context.Context, owner, repo string, number int, issue *gh.IssueRequest) (*gh.Issue, *gh.Response, error)
 }
 
 // Client makes snapply's calls to one repository.
@@ -137,4 +143,16 @@ func (a restAPI) ListWorkflowRunArtifacts(ctx context.Context, owner, repo strin
 
 func (a restAPI) DownloadArtifact(ctx context.Context, owner, repo string, artifactID int64, maxRedirects int) (*url.URL, *gh.Response, error) {
 	return a.c.Actions.DownloadArtifact(ctx, owner, repo, artifactID, maxRedirects)
+}
+
+func (a restAPI) ListByRepo(ctx context.Context, owner, repo string, opts *gh.IssueListByRepoOptions) ([]*gh.Issue, *gh.Response, error) {
+	return a.c.Issues.ListByRepo(ctx, owner, repo, opts)
+}
+
+func (a restAPI) CreateIssue(ctx context.Context, owner, repo string, issue *gh.IssueRequest) (*gh.Issue, *gh.Response, error) {
+	return a.c.Issues.Create(ctx, owner, repo, issue)
+}
+
+func (a restAPI) EditIssue(ctx context.Context, owner, repo string, number int, issue *gh.IssueRequest) (*gh.Issue, *gh.Response, error) {
+	return a.c.Issues.Edit(ctx, owner, repo, number, issue)
 }

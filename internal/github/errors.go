@@ -20,6 +20,9 @@ const (
 	// PermissionActionsRead lets the token list and download the artifacts
 	// of workflow runs.
 	PermissionActionsRead = "actions: read"
+	// PermissionIssuesWrite lets the token list, open, edit, comment on
+	// and close issues (the drift issue).
+	PermissionIssuesWrite = "issues: write"
 )
 
 // PermissionError says which permission the token lacks: GitHub refused a

@@ -247,6 +247,14 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	}
 	c.Warnings = append(c.Warnings, warnings...)
 	c.Before, c.After = live, d.Obj
+	if denial, ok := kube.Denial(err); ok {
+		// The cluster's own policy refused it: a policy denial that names
+		// the policy or webhook.
+		c.Action = Invalid
+		c.Message = kube.Message(err)
+		c.Policy = append(c.Policy, PolicyResult{Rule: denial.Rule(), Level: PolicyDeny, Message: denial.Reason, Admission: true})
+		return c, nil
+	}
 	if conflicts, ok := kube.Conflicts(err); ok {
 		for _, fc := range conflicts {
 			c.Conflicts = append(c.Conflicts, FieldConflict{Field: fc.Field, Manager: fc.Manager})

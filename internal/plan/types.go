@@ -176,6 +176,9 @@ type Change struct {
 	// nor ever encoded: Analyze reads them.
 	Before *unstructured.Unstructured `json:"-"`
 	After  *unstructured.Unstructured `json:"-"`
+	// Policy holds the verdicts of the policies (--policy) and of the
+	// cluster's admission chain on the object; see PolicyResult.
+	Policy []PolicyResult `json:"policy,omitempty"`
 }
 
 // FieldConflict is one field that another field manager owns.

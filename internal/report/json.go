@@ -45,10 +45,11 @@ func JSON(w io.Writer, p *plan.Plan) error {
 // every key being there.
 type (
 	jsonPlan struct {
-		Snapshot string         `json:"snapshot"`
-		Summary  jsonSummary    `json:"summary"`
-		Changes  []jsonChange   `json:"changes"`
-		Images   []jsonImageUse `json:"images"`
+		Snapshot string          `json:"snapshot"`
+		Summary  jsonSummary     `json:"summary"`
+		Changes  []jsonChange    `json:"changes"`
+		Images   []jsonImageUse  `json:"images"`
+		Policy   jsonPolicyCount `json:"policy"`
 	}
 	jsonSummary struct {
 		Create    int `json:"create"`
@@ -72,6 +73,7 @@ type (
 		LiveResourceVersion string         `json:"liveResourceVersion"`
 		Fields              []jsonField    `json:"fields"`
 		Risks               []jsonRisk     `json:"risks"`
+		Policy              []jsonPolicy   `json:"policy"`
 	}
 	jsonField struct {
 		Path   string `json:"path"`
@@ -129,6 +131,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 	for _, u := range p.Images {
 		out.Images = append(out.Images, jsonImageUse{Ref: toJSONRef(u.Ref), Container: u.Container, Before: u.Before, After: u.After, Status: string(u.Status)})
 	}
+	out.Policy.Deny, out.Policy.Warn = p.PolicyCounts()
 	for _, c := range p.Changes {
 		jc := jsonChange{
 			Ref:                 toJSONRef(c.Ref),
@@ -156,6 +159,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 		for _, ic := range c.Images {
 			jc.Images = append(jc.Images, jsonImage{Container: ic.Container, Old: ic.Old, New: ic.New})
 		}
+		jc.Policy = toJSONPolicy(c.Policy)
 		out.Changes = append(out.Changes, jc)
 	}
 	return out

@@ -208,6 +208,9 @@ func TestJSONRoundTrip(t *testing.T) {
 		if len(c.Risks) == 0 {
 			c.Risks = nil
 		}
+		if len(c.Policy) == 0 {
+			c.Policy = nil
+		}
 	}
 	if diff := cmp.Diff(want, &got); diff != "" {
 		t.Errorf("plan after a JSON round trip (-want +got):\n%s", diff)

@@ -150,7 +150,7 @@ func newMarkdownDoc(p *plan.Plan, opts MarkdownOptions) *markdownDoc {
 	}
 	d.tbl = newMDTable(changesTableHead, 4)
 	for _, c := range p.Changes {
-		if c.Action == plan.Unchanged {
+		if c.Action == plan.Unchanged && len(c.Policy) == 0 {
 			continue
 		}
 		row := mdRow(c)
@@ -300,6 +300,12 @@ func mdSummary(p *plan.Plan) string {
 	} else if !p.HasChanges() {
 		b.WriteString(noChangesLine + "\n\n")
 	}
+	if counts := policyCounts(p); counts != "" {
+		b.WriteString("Policy: " + counts + ".\n\n")
+	}
+	if blocked := policyBlockedLine(p); blocked != "" {
+		b.WriteString("**" + blocked + "**\n\n")
+	}
 	b.WriteString(mdRisks(p))
 	b.WriteString(mdImages(p.Images))
 	return b.String()
@@ -320,6 +326,8 @@ func mdNote(c plan.Change) string {
 	switch {
 	case c.Destructive:
 		return "**" + mdText(destructiveWhat(c.Ref)) + "**"
+	case len(c.Policy) > 0:
+		return mdPolicyNote(c)
 	case len(c.Conflicts) > 0:
 		var managers []string
 		for _, fc := range c.Conflicts {
@@ -398,6 +406,7 @@ func mdChangeDetail(c plan.Change, opts MarkdownOptions) mdDetail {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(mdPolicyTable(c))
 	var diff string
 	if opts.Diff.showFields(c) {
 		diff = mdFence("diff", strings.Join(fieldLines(c.Fields), "\n")+"\n") + "\n"

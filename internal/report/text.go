@@ -56,7 +56,7 @@ func Text(w io.Writer, p *plan.Plan, opts TextOptions) error {
 	t := textWriter{color: opts.Color}
 	t.header(p)
 	for _, c := range p.Changes {
-		if c.Action == plan.Unchanged {
+		if c.Action == plan.Unchanged && len(c.Policy) == 0 {
 			continue
 		}
 		t.buf.WriteByte('\n')
@@ -75,6 +75,9 @@ func Text(w io.Writer, p *plan.Plan, opts TextOptions) error {
 		t.buf.WriteString("\n" + t.paint(ansiBoldRed, blocked) + "\n")
 	} else if !p.HasChanges() {
 		t.buf.WriteString("\n" + noChangesLine + "\n")
+	}
+	if blocked := policyBlockedLine(p); blocked != "" {
+		t.buf.WriteString("\n" + t.paint(ansiBoldRed, blocked) + "\n")
 	}
 	if _, err := w.Write(t.buf.Bytes()); err != nil {
 		return fmt.Errorf("text report: %w", err)
@@ -106,6 +109,9 @@ func (t *textWriter) header(p *plan.Plan) {
 	}
 	if risks := riskCounts(p); risks != "" {
 		t.buf.WriteString(" | risks: " + t.paint(ansiBoldRed, risks))
+	}
+	if counts := policyCounts(p); counts != "" {
+		t.buf.WriteString("; policy: " + counts)
 	}
 	t.buf.WriteByte('\n')
 }
@@ -180,6 +186,13 @@ func (t *textWriter) change(c plan.Change, opts TextOptions) {
 		for _, warn := range c.Warnings {
 			t.lines("warning: " + clean(warn))
 		}
+	}
+	for _, r := range c.Policy {
+		code := ansiYellow
+		if r.Level == plan.PolicyDeny {
+			code = ansiBoldRed
+		}
+		t.lines(t.paint(code, "policy "+string(r.Level)) + " " + clean(r.Rule) + ": " + clean(r.Message))
 	}
 	if opts.Diff.showFields(c) {
 		t.diff(clean(strings.Join(fieldLines(c.Fields), "\n")), opts.MaxDiffLines)

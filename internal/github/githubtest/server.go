@@ -9,6 +9,9 @@
 //	POST   /issues/{number}/comments            create, as BotLogin
 //	PATCH  /issues/comments/{id}                edit
 //	DELETE /issues/comments/{id}                delete
+//	GET    /issues                              list issues (state, labels), paginated
+//	POST   /issues                              open an issue
+//	PATCH  /issues/{number}                     edit an issue (title, body, labels, state)
 //	GET    /commits/{sha}/pulls                 pull requests with the commit
 //	GET    /actions/runs/{run_id}/artifacts     list, paginated
 //	GET    /actions/artifacts/{id}/zip          302 to a signed URL on the same server
@@ -95,6 +98,8 @@ type Server struct {
 	comments  []Comment
 	pulls     []Pull
 	artifacts []*artifact
+	issues    []Issue
+	nextIssue int
 }
 
 // NewServer starts a Server holding Repository; it is closed when the test
@@ -102,10 +107,11 @@ type Server struct {
 func NewServer(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{
-		repo:   Repository,
-		nextID: 1000,
-		now:    time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC),
-		mux:    http.NewServeMux(),
+		repo:      Repository,
+		nextID:    1000,
+		nextIssue: 500,
+		now:       time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC),
+		mux:       http.NewServeMux(),
 	}
 	s.routes()
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -211,6 +217,9 @@ func (s *Server) routes() {
 	s.handle("POST "+repo+"/issues/{number}/comments", true, s.createComment)
 	s.handle("PATCH "+repo+"/issues/comments/{id}", true, s.editComment)
 	s.handle("DELETE "+repo+"/issues/comments/{id}", true, s.deleteComment)
+	s.handle("GET "+repo+"/issues", true, s.listIssues)
+	s.handle("POST "+repo+"/issues", true, s.createIssue)
+	s.handle("PATCH "+repo+"/issues/{number}", true, s.editIssue)
 	s.handle("GET "+repo+"/commits/{sha}/pulls", true, s.listPulls)
 	s.handle("GET "+repo+"/actions/runs/{run}/artifacts", true, s.listArtifacts)
 	s.handle("GET "+repo+"/actions/artifacts/{id}/zip", true, s.downloadArtifact)

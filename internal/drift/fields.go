@@ -1,0 +1,209 @@
+package drift
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// entry is one managedFields entry with its field set parsed.
+type entry struct {
+	manager, operation, subresource, time string
+	set                                   *fieldpath.Set
+}
+
+// entries parses u's managedFields; entries that do not parse are left
+// out.
+func entries(u *unstructured.Unstructured) []entry {
+	list, _, _ := unstructured.NestedSlice(u.Object, "metadata", "managedFields")
+	out := make([]entry, 0, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(m["fieldsV1"])
+		if err != nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
+			continue
+		}
+		e := entry{set: set}
+		e.manager, _ = m["manager"].(string)
+		e.operation, _ = m["operation"].(string)
+		e.subresource, _ = m["subresource"].(string)
+		e.time, _ = m["time"].(string)
+		out = append(out, e)
+	}
+	return out
+}
+
+// ours returns the fields snapply applies in es: the set of its Apply
+// entry on the main resource.
+func ours(es []entry) *fieldpath.Set {
+	for _, e := range es {
+		if e.manager == Manager && e.operation == "Apply" && e.subresource == "" {
+			return e.set
+		}
+	}
+	return &fieldpath.Set{}
+}
+
+// compareFields compares the fields git sets (those snapply owns in
+// after, the dry run of git) between live and after: the ones whose value
+// differs, with the live owner, and the ones another manager took with a
+// force-apply.
+func compareFields(live, after *unstructured.Unstructured) ([]Field, []Ownership) {
+	liveEntries := entries(live)
+	liveOurs := ours(liveEntries)
+	fields, owned := []Field{}, []Ownership{}
+	ours(entries(after)).Leaves().Iterate(func(p fieldpath.Path) {
+		gv, gok := valueAt(after.Object, p)
+		lv, lok := valueAt(live.Object, p)
+		owner := ownerOf(liveEntries, p)
+		if gok != lok || !reflect.DeepEqual(gv, lv) {
+			f := Field{Path: pathString(p), Git: show(gv, gok), Live: show(lv, lok)}
+			if owner != nil {
+				f.Manager, f.Operation, f.Time = owner.manager, owner.operation, owner.time
+			}
+			fields = append(fields, f)
+		}
+		if !liveOurs.Has(p) && owner != nil && owner.operation == "Apply" {
+			owned = append(owned, Ownership{Path: pathString(p), Manager: owner.manager, Operation: owner.operation, Time: owner.time})
+		}
+	})
+	return fields, owned
+}
+
+// ownerOf returns the latest entry other than snapply's that owns p, else
+// snapply's, else nil.
+func ownerOf(es []entry, p fieldpath.Path) *entry {
+	var best *entry
+	for i := range es {
+		e := &es[i]
+		if !e.set.Has(p) {
+			continue
+		}
+		switch {
+		case best == nil:
+			best = e
+		case best.manager == Manager && e.manager != Manager:
+			best = e
+		case e.manager != Manager && later(e.time, best.time):
+			best = e
+		}
+	}
+	return best
+}
+
+func later(a, b string) bool {
+	ta, errA := time.Parse(time.RFC3339, a)
+	tb, errB := time.Parse(time.RFC3339, b)
+	return errA == nil && errB == nil && ta.After(tb)
+}
+
+// valueAt returns the value at p in obj, and whether it is there.
+func valueAt(obj any, p fieldpath.Path) (any, bool) {
+	cur := obj
+	for _, pe := range p {
+		switch {
+		case pe.FieldName != nil:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[*pe.FieldName]; !ok {
+				return nil, false
+			}
+		case pe.Key != nil:
+			l, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, item := range l {
+				m, ok := item.(map[string]any)
+				if !ok {
+					continue
+				}
+				match := true
+				for _, kf := range *pe.Key {
+					v, ok := m[kf.Name]
+					if !ok || !value.Equals(value.NewValueInterface(v), kf.Value) {
+						match = false
+						break
+					}
+				}
+				if match {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case pe.Value != nil:
+			l, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			found := false
+			for _, item := range l {
+				if value.Equals(value.NewValueInterface(item), *pe.Value) {
+					cur, found = item, true
+					break
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case pe.Index != nil:
+			l, ok := cur.([]any)
+			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
+				return nil, false
+			}
+			cur = l[*pe.Index]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// pathString prints p without its leading dot: "spec.replicas",
+// `spec.containers[name="web"].image`.
+func pathString(p fieldpath.Path) string {
+	return strings.TrimPrefix(p.String(), ".")
+}
+
+// maxValue is the longest value a Field shows.
+const maxValue = 120
+
+// show prints a value as compact JSON, strings bare, cut at maxValue.
+func show(v any, ok bool) string {
+	if !ok {
+		return "(absent)"
+	}
+	var s string
+	if str, isStr := v.(string); isStr {
+		s = str
+	} else {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "?"
+		}
+		s = string(b)
+	}
+	if len(s) > maxValue {
+		s = s[:maxValue-3] + "..."
+	}
+	return s
+}
