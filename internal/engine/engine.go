@@ -11,6 +11,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -38,6 +39,12 @@ type Engine struct {
 	// Progress, when set, is told about each step. It may be called from
 	// several goroutines, one call at a time.
 	Progress func(Event)
+	// Records, when set, is asked for the record of the last apply of inv
+	// when the run's own store does not hold it (a CI job that does not
+	// have the store of the job that applied): it returns the path of a
+	// store file that does, or "" and a line saying why there is none.
+	// Then every object is dry-run.
+	Records func(ctx context.Context, inv *apply.Inventory) (path, why string)
 }
 
 // Stage names a step of the pipeline, for progress.
@@ -101,6 +108,9 @@ type Options struct {
 	AllowEmpty bool
 	// ForceConflicts takes fields other managers own, on every object.
 	ForceConflicts bool
+	// Revalidate dry-runs every object, also those the record of the last
+	// apply shows to be unchanged (see docs/design.md, "Known objects").
+	Revalidate bool
 	// Name and InventoryNamespace name the inventory (ApplySet parent).
 	Name               string
 	InventoryNamespace string

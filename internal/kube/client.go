@@ -53,6 +53,8 @@ type Client struct {
 	// Namespace is the default namespace set by --namespace or the
 	// kubeconfig context; empty when neither sets one.
 	Namespace string
+	// ServerVersion is the API server's gitVersion, once Ping succeeded.
+	ServerVersion string
 }
 
 // NewClient builds a client from kubectl-style flags.
@@ -128,11 +130,13 @@ func (c *Client) ServerHash() string {
 }
 
 // Ping checks that the API server answers, so that an unreachable server is
-// reported once, up front, rather than once per object.
+// reported once, up front, rather than once per object, and keeps its
+// version in ServerVersion.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := c.Discovery.ServerVersion()
+	v, err := c.Discovery.ServerVersion()
 	if err != nil {
 		return Unreachable(c.Config.Host, err)
 	}
+	c.ServerVersion = v.GitVersion
 	return ctx.Err()
 }

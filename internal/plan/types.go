@@ -157,6 +157,14 @@ type Change struct {
 	// LiveResourceVersion is the resourceVersion of the live object the plan
 	// read; empty when the object is not live.
 	LiveResourceVersion string `json:"liveResourceVersion,omitempty"`
+	// Verified says how the action was found: by a dry run, or from the
+	// record of the last apply (a known object). Empty when neither could
+	// check it: deletes, pending objects, kinds the server does not serve.
+	Verified Verification `json:"verified,omitempty"`
+	// Fields is AppliedFields of the object as applying it leaves it, for
+	// an unchanged object (the dry run's answer, or the record's); apply
+	// records it, and the next plan compares it with the live object.
+	Fields string `json:"-"`
 }
 
 // FieldConflict is one field that another field manager owns.

@@ -18,11 +18,15 @@ import (
 //	              "action": "...", "source": {"file", "line"}, "diff": "...",
 //	              "conflicts": [{"field", "manager"}], "message": "...",
 //	              "images": [{"container", "old", "new"}], "warnings": ["..."],
-//	              "destructive": false, "liveResourceVersion": "..."}]}
+//	              "destructive": false, "liveResourceVersion": "...",
+//	              "verified": "dry-run|record|"}]}
 //
 // Every key is always present, empty lists are [] and never null, and
 // changes lists every object, unchanged ones included, in plan order.
-// Later versions may add keys; they never remove or retype one.
+// verified says how an object's action was found: "dry-run" (the API
+// server answered a dry run), "record" (known unchanged from the record of
+// the last apply, without a request), or "" (deletes, pending objects and
+// kinds the server does not serve, which neither checks). Later versions may add keys; they never remove or retype one.
 func JSON(w io.Writer, p *plan.Plan) error {
 	if p == nil {
 		return errors.New("json report: nil plan")
@@ -65,6 +69,7 @@ type (
 		Warnings            []string       `json:"warnings"`
 		Destructive         bool           `json:"destructive"`
 		LiveResourceVersion string         `json:"liveResourceVersion"`
+		Verified            string         `json:"verified"`
 	}
 	jsonRef struct {
 		Group     string `json:"group"`
@@ -114,6 +119,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 			Warnings:            append(make([]string, 0, len(c.Warnings)), c.Warnings...),
 			Destructive:         c.Destructive,
 			LiveResourceVersion: c.LiveResourceVersion,
+			Verified:            string(c.Verified),
 		}
 		for _, fc := range c.Conflicts {
 			jc.Conflicts = append(jc.Conflicts, jsonConflict{Field: fc.Field, Manager: fc.Manager})
