@@ -109,9 +109,9 @@ func TestClassifyWithoutAServer(t *testing.T) {
 		dryRuns: map[string]int{},
 	}
 	liveIdx := map[object.Key]*unstructured.Unstructured{
-		same.Ref.Key():       live(same, "3"),
-		changed.Ref.Key():    liveChanged,
-		conflict.Ref.Key():   live(conflict, "2"),
+		same.Ref.Key():     live(same, "3"),
+		changed.Ref.Key():  liveChanged,
+		conflict.Ref.Key(): live(conflict, "2"),
 	}
 	f.result["same"] = live(same, "3")
 	// known's live object carries snapply's entry as the record has it;
@@ -221,7 +221,7 @@ func TestAppliedFields(t *testing.T) {
 		u    *unstructured.Unstructured
 		same bool
 	}{
-		"another time": {with(entry("snapply", "Apply", "2026-02-02T00:00:00Z", data)), true},
+		"another time":                  {with(entry("snapply", "Apply", "2026-02-02T00:00:00Z", data)), true},
 		"another manager's entry added": {with(entry("kube-controller-manager", "Update", "x", map[string]any{"f:status": map[string]any{}}), entry("snapply", "Apply", "y", data)), true},
 		"a field taken":                 {with(entry("snapply", "Apply", "y", map[string]any{"f:data": map[string]any{}})), false},
 		"an update by snapply only":     {with(entry("snapply", "Update", "y", data)), false},
