@@ -32,6 +32,7 @@ const (
 	InputRollbackTo         = "rollback-to"
 	InputScope              = "scope"
 	InputRequireReviewed    = "require-reviewed-plan"
+	InputRevalidate         = "revalidate"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -82,6 +83,9 @@ type Inputs struct {
 	// RequireReviewedPlan refuses to apply a plan that differs from the
 	// one reviewed in the merged pull request, or when there is none.
 	RequireReviewedPlan bool
+	// Revalidate dry-runs every object, also those the record of the last
+	// apply shows to be unchanged.
+	Revalidate bool
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -177,6 +181,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	boolean(InputAllowDestructive, &in.AllowDestructive)
 	boolean(InputComment, &in.Comment)
 	boolean(InputRequireReviewed, &in.RequireReviewedPlan)
+	boolean(InputRevalidate, &in.Revalidate)
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputScope, &in.Scope)
 	in.Scope = strings.ToLower(in.Scope)

@@ -76,6 +76,7 @@ type run struct {
 	deps    Deps
 	outputs Outputs
 	title   string
+	temp    []string // directories removed when the step ends
 }
 
 // Run runs one action step: it plans (pull_request), applies (push to the
@@ -95,6 +96,8 @@ func Run(ctx context.Context, a *githubactions.Action, cfg *Config, deps Deps) e
 	}
 	defer cleanup()
 	eng := deps.NewEngine(kubeconfig, cfg.Inputs.Context)
+	eng.Records = r.lastApplyStore
+	defer r.removeTemp()
 	return r.run(ctx, eng)
 }
 
@@ -161,6 +164,7 @@ func (r *run) options() engine.Options {
 	o.StorePath = r.cfg.StoreFile()
 	o.Scope = in.Scope
 	o.ForceConflicts = in.ForceConflicts
+	o.Revalidate = in.Revalidate
 	o.Name = in.Name
 	o.InventoryNamespace = in.InventoryNamespace
 	return o
