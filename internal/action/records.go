@@ -15,7 +15,7 @@ import (
 // ID) for the known test, into a temporary directory that the step removes
 // when it ends. When the artifact cannot be had (absent, expired, no
 // "actions: read"), it says so in one notice, and every object is dry-run.
-func (r *run) lastApplyStore(ctx context.Context, inv *apply.Inventory) (path, why string) {
+func (r *run) lastApplyStore(ctx context.Context, inv *apply.Inventory) (path, line string) {
 	none := func(format string, args ...any) (string, string) {
 		line := fmt.Sprintf(format, args...)
 		r.a.Noticef("no record of the last apply, every object is dry-run: %s", OneLine(line))
@@ -40,8 +40,7 @@ func (r *run) lastApplyStore(ctx context.Context, inv *apply.Inventory) (path, w
 	if err != nil {
 		return none("%v", err)
 	}
-	r.deps.Progress("downloaded the store of run %d, which last applied %s, for the known test", id, inv)
-	return downloaded, ""
+	return downloaded, fmt.Sprintf("downloaded the store of run %d, which last applied %s, for the known test", id, inv)
 }
 
 // removeTemp removes the temporary directories of the step.

@@ -60,6 +60,11 @@ func TestSecretValuesNeverLeave(t *testing.T) {
 		run(append([]string{"plan", v2, "-o", o}, inv...)...)
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
+	// The known path (the record of the last apply) is taken, and says so.
+	run(append([]string{"plan", v2}, inv...)...)
+	if last := outputs[len(outputs)-2]; !strings.Contains(last, "0 dry runs, 1 known unchanged") {
+		t.Errorf("the Secret is not known unchanged after its apply:\n%s", last)
+	}
 	run("history", "--store", db, "-o", "json")
 	run("show", "--store", db, "latest", "--managed-fields")
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/snapply/snapply/internal/plan"
 	"github.com/snapply/snapply/internal/store"
+	"github.com/snapply/snapply/internal/testenv"
 )
 
 const configMaps = `apiVersion: v1
@@ -290,4 +291,68 @@ func TestKnownCustomResourceFollowsItsCRD(t *testing.T) {
 	apply(crdJSON(`,"color":{"type":"string"}`))
 	p = f.plan(f.options())
 	wantDryRun(t, f, p, "gadgets", "g", plan.Unchanged)
+}
+
+// Deployments that controllers roll out, whose status keeps changing as
+// their Pods come and go, stay known: status writes do not touch
+// snapply's managedFields entry.
+func TestKnownAcrossRollouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server with controllers")
+	}
+	ctx := t.Context()
+	e, err := testenv.Start(ctx, testenv.Options{Controllers: true})
+	if err != nil {
+		t.Fatalf("start with controllers: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	f := newFixtureIn(t, e)
+	f.wait = true
+	const n = 10
+	var docs, names []string
+	for i := range n {
+		name := fmt.Sprintf("web-%02d", i)
+		names = append(names, name)
+		docs = append(docs, strings.ReplaceAll(deployment, "name: web,", "name: "+name+","))
+	}
+	f.write(map[string]string{"deploy.yaml": strings.Join(docs, "---\n")})
+	f.apply() // waits until every Deployment is available
+
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, name := range names {
+		d, err := cs.AppsV1().Deployments(f.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = d.ResourceVersion
+	}
+	// The Pods go; the ReplicaSets make new ones, and the Deployments'
+	// status follows.
+	if err := cs.CoreV1().Pods(f.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			d, err := cs.AppsV1().Deployments(f.ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || d.ResourceVersion == before[name] || d.Status.AvailableReplicas != 2 {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("the Deployments' status did not move and settle: %v", err)
+	}
+	p := f.plan(f.options())
+	wantKnown(t, f, p, "deployments", names...)
+	if n := f.requests.dryRuns(); n != 0 {
+		t.Errorf("plan sent %d dry runs, want 0", n)
+	}
 }

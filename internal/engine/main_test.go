@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -89,6 +90,8 @@ func (c *counter) dryRuns() int {
 // the counting client.
 type fixture struct {
 	t        *testing.T
+	env      *testenv.Env
+	wait     bool // apply waits for readiness
 	ns       string
 	dir      string
 	store    string
@@ -99,7 +102,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return &fixture{t: t, ns: env.Namespace(t), dir: t.TempDir(), store: filepath.Join(t.TempDir(), "s.db"), requests: &counter{}}
+	return newFixtureIn(t, env)
+}
+
+// newFixtureIn is newFixture on the API server of e.
+func newFixtureIn(t *testing.T, e *testenv.Env) *fixture {
+	t.Helper()
+	return &fixture{t: t, env: e, ns: e.Namespace(t), dir: t.TempDir(), store: filepath.Join(t.TempDir(), "s.db"), requests: &counter{}}
 }
 
 // write sets the manifests: name -> YAML, with NS replaced by the namespace.
@@ -115,7 +124,7 @@ func (f *fixture) write(files map[string]string) {
 func (f *fixture) engine() *engine.Engine {
 	return &engine.Engine{
 		NewClient: func() (*kube.Client, error) {
-			cfg := rest.CopyConfig(env.Config)
+			cfg := rest.CopyConfig(f.env.Config)
 			cfg.Wrap(f.requests.wrap)
 			return kube.NewForConfig(cfg)
 		},
@@ -163,7 +172,8 @@ func (f *fixture) apply() *plan.Plan {
 		f.t.Fatalf("apply: %v", err)
 	}
 	o := engine.DefaultDeployOptions()
-	o.Wait = false
+	o.Wait = f.wait
+	o.Timeout = 2 * time.Minute
 	res, err := p.Deploy(ctx, o)
 	if err != nil {
 		f.t.Fatalf("apply: %v", err)

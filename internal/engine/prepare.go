@@ -273,10 +273,11 @@ func (p *Prepared) loadKnown(ctx context.Context) Known {
 	if !k.missing || e.Records == nil {
 		return k
 	}
-	path, why := e.Records(ctx, p.Inventory)
+	path, line := e.Records(ctx, p.Inventory)
 	if path == "" {
-		return Known{Line: why}
+		return Known{Line: line}
 	}
+	e.progressf(StagePlan, "%s", line)
 	db, err := OpenStore(path, true, e.getenv)
 	if err != nil {
 		return Known{Line: fmt.Sprintf("the store of the last apply: %v", err)}
