@@ -449,6 +449,23 @@ section_known() {
   share "1% apply: --revalidate / kapp deploy" known-apply-revalidate known-apply-kapp 0
   share "no-op plan: snapply / --revalidate" known-plan-base-snapply known-plan-base-revalidate 0
   breakdown known-plan-base-snapply "snapply plan with the record, no-op"
+  profile_noop
+}
+
+# profile_noop runs the no-op plan with the record once more with a CPU
+# profile (SNAPPLY_CPUPROFILE), and adds the functions that took the most
+# CPU time, cumulative, to the report: where a plan that dry-runs nothing
+# spends its time (render, LIST, decode, hashing, store write).
+profile_noop() {
+  local prof=$work/known-noop.pprof
+  cp "$work/known.db" "$work/known-run.db"
+  SNAPPLY_CPUPROFILE=$prof "$snapply" plan "$work/known/snapply/base" --name known-snapply \
+    --inventory-namespace default --store "$work/known-run.db" -q -o json >/dev/null ||
+    die "snapply plan with a CPU profile failed"
+  note "CPU profile of one no-op plan with the record (go tool pprof -top -cum, snapply's own and the biggest callees):"
+  local line
+  while IFS= read -r line; do note "  $line"; done < <(go tool pprof -top -cum -nodecount=40 "$snapply" "$prof" 2>/dev/null |
+    grep -E '^ *(flat|[0-9])' | grep -E 'flat|snapply|json|yaml|Hash|bbolt|ioutil|io\.|decode|Decode|Unmarshal|gc|kustomize|transport' | head -n 30)
 }
 
 # known_apply TOOL VARIANT applies the known section's copy of VARIANT with
