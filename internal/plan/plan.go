@@ -101,7 +101,8 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	changes := make([]Change, len(in.Desired))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)
-	for i, d := range in.Desired {
+	for _, i := range dryRunsFirst(in) {
+		d := in.Desired[i]
 		g.Go(func() error {
 			c, err := p.change(gctx, d)
 			if err != nil {
@@ -125,6 +126,21 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return object.Compare(changes[i].Ref, changes[j].Ref) < 0 })
 	return &Plan{Summary: Summarize(changes), Changes: changes}, nil
+}
+
+// dryRunsFirst returns the indices of in.Desired with the objects that are
+// not known first: a known object waits for the snapshot, and must not
+// hold a slot that a dry run could use meanwhile.
+func dryRunsFirst(in Input) []int {
+	order := make([]int, 0, len(in.Desired))
+	for _, known := range []bool{false, true} {
+		for i, d := range in.Desired {
+			if _, ok := in.Known[d.Ref.Key()]; ok == known {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
 }
 
 type planner struct {
