@@ -118,7 +118,9 @@ func KnownObjects(db *store.DB, inv *apply.Inventory, desired []object.Object, s
 	switch {
 	case run.Interrupted:
 		return Known{Line: "the last apply was interrupted"}
-	case run.ServerVersion == "" || run.ServerVersion != serverVersion:
+	case run.ServerVersion == "":
+		return Known{Line: "the record of the last apply holds no managedFields (an older snapply wrote it)"}
+	case run.ServerVersion != serverVersion:
 		return Known{Line: fmt.Sprintf("the last apply ran against API server %q, this is %q", run.ServerVersion, serverVersion)}
 	}
 	applied, err := db.Snapshot(run.Desired)
