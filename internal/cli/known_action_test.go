@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,5 +71,45 @@ func TestActionPlanUsesTheLastApplysArtifact(t *testing.T) {
 				t.Errorf("downloaded the store: %v:\n%s", downloaded, res.stderr)
 			}
 		})
+	}
+}
+
+// After an apply, a plan reports each object verified by the record;
+// --revalidate dry-runs them all again.
+func TestPlanKnownAndRevalidate(t *testing.T) {
+	ns := env.Namespace(t)
+	dir := manifests(t, ns, map[string]string{"app.yaml": configMaps})
+	db := filepath.Join(t.TempDir(), "s.db")
+	if r := applyIn(t, ns, db, dir); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s", r.code, r.stderr)
+	}
+	verified := func(extra ...string) []string {
+		t.Helper()
+		r := snapply(t, append([]string{"plan", dir, "--store", db, "--name", ns, "--inventory-namespace", ns, "-o", "json"}, extra...)...)
+		if r.code != 0 {
+			t.Fatalf("plan %v: exit %d\n%s", extra, r.code, r.stderr)
+		}
+		var got struct {
+			Changes []struct {
+				Verified *string `json:"verified"`
+			} `json:"changes"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range got.Changes {
+			if c.Verified == nil {
+				t.Fatalf("a change has no verified key:\n%s", r.stdout)
+			}
+			out = append(out, *c.Verified)
+		}
+		return out
+	}
+	if got := verified(); strings.Join(got, ",") != "record,record" {
+		t.Errorf("plan after apply: verified %v, want record for both", got)
+	}
+	if got := verified("--revalidate"); strings.Join(got, ",") != "dry-run,dry-run" {
+		t.Errorf("plan --revalidate: verified %v, want dry-run for both", got)
 	}
 }
