@@ -9,13 +9,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/snapply/snapply/internal/plan"
@@ -248,10 +248,11 @@ const crdTemplate = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResou
 func TestKnownCustomResourceFollowsItsCRD(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	ax, err := apiextensionsclient.NewForConfig(env.Config)
+	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	// A kind of its own per test run: CRDs are cluster-scoped.
 	group := f.ns + ".example.com"
 	crdJSON := func(extra string) []byte {
@@ -260,21 +261,22 @@ func TestKnownCustomResourceFollowsItsCRD(t *testing.T) {
 	apply := func(body []byte) {
 		t.Helper()
 		force := true
-		if _, err := ax.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, "gadgets."+group, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "platform-team", Force: &force}); err != nil {
+		if _, err := crds.Patch(ctx, "gadgets."+group, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "platform-team", Force: &force}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	apply(crdJSON(""))
 	t.Cleanup(func() {
-		_ = ax.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{})
+		_ = crds.Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{})
 	})
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		crd, err := ax.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "gadgets."+group, metav1.GetOptions{})
+		crd, err := crds.Get(ctx, "gadgets."+group, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+		conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
 				return true, nil
 			}
 		}
