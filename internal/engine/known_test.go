@@ -59,6 +59,15 @@ func clientset(t *testing.T) kubernetes.Interface {
 	return cs
 }
 
+// namespaceOf returns the namespace of the test's objects of resource:
+// none for cluster-scoped CRDs.
+func namespaceOf(f *fixture, resource string) string {
+	if resource == "customresourcedefinitions" {
+		return ""
+	}
+	return f.ns
+}
+
 // wantKnown fails unless every object named is known unchanged and no
 // request named it.
 func wantKnown(t *testing.T, f *fixture, p *plan.Plan, resource string, names ...string) {
@@ -68,7 +77,7 @@ func wantKnown(t *testing.T, f *fixture, p *plan.Plan, resource string, names ..
 		if c.Action != plan.Unchanged || c.Verified != plan.VerifiedRecord {
 			t.Errorf("%s: %s, verified %q; want unchanged from the record", name, c.Action, c.Verified)
 		}
-		if reqs := f.requests.naming(resource, f.ns, name); len(reqs) != 0 {
+		if reqs := f.requests.naming(resource, namespaceOf(f, resource), name); len(reqs) != 0 {
 			t.Errorf("%s: known, yet %d requests named it: %+v", name, len(reqs), reqs)
 		}
 	}
@@ -83,7 +92,7 @@ func wantDryRun(t *testing.T, f *fixture, p *plan.Plan, resource, name string, a
 		t.Errorf("%s: %s, verified %q; want %s by a dry run", name, c.Action, c.Verified, action)
 	}
 	dry := 0
-	for _, r := range f.requests.naming(resource, f.ns, name) {
+	for _, r := range f.requests.naming(resource, namespaceOf(f, resource), name) {
 		if r.dryRun {
 			dry++
 		}
@@ -357,4 +366,35 @@ func TestKnownAcrossRollouts(t *testing.T) {
 	if n := f.requests.dryRuns(); n != 0 {
 		t.Errorf("plan sent %d dry runs, want 0", n)
 	}
+}
+
+// A CRD of the desired set that changes makes its custom resources worth a
+// dry run too; applied together, both are known afterwards.
+func TestKnownCRDInTheSet(t *testing.T) {
+	f := newFixture(t)
+	group := f.ns + ".example.org"
+	crd := func(extra string) string {
+		return strings.NewReplacer("PLURAL", "widgets", "SINGULAR", "widget", "KIND", "Widget", "GROUP", group, "EXTRA", extra).Replace(crdTemplate) + "\n"
+	}
+	cr := "---\napiVersion: " + group + "/v1\nkind: Widget\nmetadata: {name: w, namespace: NS}\nspec: {size: 1}\n"
+	t.Cleanup(func() {
+		dyn, err := dynamic.NewForConfig(env.Config)
+		if err == nil {
+			_ = dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+				Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
+		}
+	})
+	f.write(map[string]string{"set.yaml": crd("") + cr})
+	f.apply() // the Widget is pending in the plan, applied after the CRD
+	p := f.plan(f.options())
+	wantKnown(t, f, p, "customresourcedefinitions", "widgets."+group)
+	wantKnown(t, f, p, "widgets", "w")
+
+	f.write(map[string]string{"set.yaml": crd(`,"color":{"type":"string"}`) + cr})
+	p = f.plan(f.options())
+	wantDryRun(t, f, p, "customresourcedefinitions", "widgets."+group, plan.Update)
+	wantDryRun(t, f, p, "widgets", "w", plan.Unchanged)
+	f.apply()
+	p = f.plan(f.options())
+	wantKnown(t, f, p, "widgets", "w")
 }
