@@ -374,8 +374,9 @@ section_apply() {
 # applied once, untimed, before the runs. A snapply plan starts from a copy
 # of the store that the last apply left (as a pull request's job that
 # downloaded its artifact). Every timed apply of the changed1 fixture is
-# preceded by an untimed apply of the base with the same tool, so that each
-# run changes the same 1%. It leaves the three copies behind, at the base.
+# followed by an untimed apply of the base with the same tool, so that each
+# plan and apply starts from the base. It leaves the three copies behind,
+# at the base.
 section_known() {
   local tool dir i store=$work/known.db run_store=$work/known-run.db
   local fixture_objects fixture_changed fixture_added fixture_quiet=1
@@ -417,9 +418,9 @@ section_known() {
         --diff-run --diff-changes=false --kubeconfig "$KUBECONFIG"
     done
     for tool in snapply revalidate kubectl kapp; do
+      measure "known-apply-$tool" 0 known_apply "$tool" changed1
       known_apply "$tool" base >/dev/null 2>"$work/logs/known-restore.stderr" ||
         { cat "$work/logs/known-restore.stderr" >&2; die "$tool: restoring the base failed"; }
-      measure "known-apply-$tool" 0 known_apply "$tool" changed1
     done
   done
 
