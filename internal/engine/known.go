@@ -112,7 +112,10 @@ func KnownObjects(db *store.DB, inv *apply.Inventory, desired []object.Object, s
 		return Known{Line: "no earlier apply of this inventory"}
 	}
 	run, err := db.RunWithAfter(after)
-	if err != nil || run == nil {
+	if err != nil {
+		return Known{Line: fmt.Sprintf("the record of the last apply: %v", err), missing: true}
+	}
+	if run == nil {
 		return Known{Line: fmt.Sprintf("the record of the last apply (after snapshot %s) is not in %s", after, db.Path()), missing: true}
 	}
 	switch {
