@@ -29,9 +29,15 @@
 #   policy `snapply plan` with and without --policy examples/policies on the
 #          changed fixture, and the time the policy evaluation itself takes
 #          as a share of the plan (issue 13 acceptance: under 20%)
+#   known  plans and applies in proportion to the change (issue 15): a
+#          no-op plan of the base fixture, a plan of the changed1 fixture
+#          (1% of the objects changed), and its apply, each for snapply
+#          with the record of the last apply, snapply --revalidate,
+#          kubectl diff/apply --server-side and kapp deploy --diff-run/deploy
+#          (targets: fractions of the other tools' times)
 set -euo pipefail
 
-sections=(plan apply policy)
+sections=(plan apply policy known)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -395,6 +401,151 @@ section_apply() {
   ratio "ratio kapp / snapply, update" apply-kapp-update apply-snapply-update 1
   breakdown apply-snapply-create "snapply apply, create"
   breakdown apply-snapply-update "snapply apply, update"
+}
+
+# section_known times what a pull request costs once the cluster holds the
+# fixture: a no-op plan of the base fixture, a plan of the changed1 fixture
+# (1% of the objects changed, none added), and the apply of it, for
+#
+#   snapply plan/apply DIR --name known-snapply --store KNOWN.db   (the record of the last apply)
+#   snapply plan/apply DIR ... --revalidate                        (every object dry-run)
+#   kubectl diff/apply --server-side --field-manager=kubectl-bench -f DIR
+#   kapp deploy -a known-kapp -f DIR --diff-run / --wait=false
+#
+# Each tool works on its own copy of the fixture (namespaces known-TOOL-NN),
+# applied once, untimed, before the runs. A snapply plan starts from a copy
+# of the store that the last apply left (as a pull request's job that
+# downloaded its artifact). Every timed apply of the changed1 fixture is
+# followed by an untimed apply of the base with the same tool, so that each
+# plan and apply starts from the base. It leaves the three copies behind,
+# at the base.
+section_known() {
+  local tool dir i store=$work/known.db run_store=$work/known-run.db
+  local fixture_objects fixture_changed fixture_added fixture_quiet=1
+  for tool in snapply kubectl kapp; do
+    fixture base "known-$tool" "$work/known/$tool/base"
+    fixture changed1 "known-$tool" "$work/known/$tool/changed1"
+  done
+  local changed1_changed=$fixture_changed objects=$fixture_objects
+
+  log "applying a copy of the base fixture per tool (untimed)"
+  rm -f "$store"
+  for tool in snapply kubectl kapp; do
+    known_apply "$tool" base >/dev/null 2>"$work/logs/known-setup.stderr" ||
+      { cat "$work/logs/known-setup.stderr" >&2; die "$tool: applying the base failed"; }
+  done
+
+  # A check that the record works: the no-op plan dry-runs nothing.
+  cp "$store" "$run_store"
+  "$snapply" plan "$work/known/snapply/base" --name known-snapply --inventory-namespace default \
+    --store "$run_store" -o json >"$work/known-plan.json" 2>"$work/logs/known-warmup.stderr" ||
+    { cat "$work/logs/known-warmup.stderr" >&2; die "snapply plan failed"; }
+  sed 's/^/    /' "$work/logs/known-warmup.stderr" >&2
+  if command -v jq >/dev/null; then
+    local dry
+    dry=$(jq '[.changes[] | select(.verified == "dry-run")] | length' "$work/known-plan.json")
+    ((dry == 0)) || die "snapply plan with the record dry-ran $dry objects of an unchanged fixture, want 0"
+  fi
+
+  for ((i = 1; i <= runs; i++)); do
+    for dir in base changed1; do
+      cp "$store" "$run_store"
+      measure "known-plan-$dir-snapply" 0 stamp_stderr "$snapply" plan "$work/known/snapply/$dir" \
+        --name known-snapply --inventory-namespace default --store "$run_store" -o json
+      cp "$store" "$run_store"
+      measure "known-plan-$dir-revalidate" 0 "$snapply" plan "$work/known/snapply/$dir" \
+        --name known-snapply --inventory-namespace default --store "$run_store" -q -o json --revalidate
+      measure "known-plan-$dir-kubectl" "0 1" "$kubectl" diff --server-side --field-manager=kubectl-bench -f "$work/known/kubectl/$dir"
+      measure "known-plan-$dir-kapp" 0 "$kapp" deploy -a known-kapp -n default -f "$work/known/kapp/$dir" \
+        --diff-run --diff-changes=false --kubeconfig "$KUBECONFIG"
+    done
+    for tool in snapply revalidate kubectl kapp; do
+      measure "known-apply-$tool" 0 known_apply "$tool" changed1
+      known_apply "$tool" base >/dev/null 2>"$work/logs/known-restore.stderr" ||
+        { cat "$work/logs/known-restore.stderr" >&2; die "$tool: restoring the base failed"; }
+    done
+  done
+
+  note ""
+  note "known: each tool on its own copy of the fixture ($objects objects); changed1: $changed1_changed changed, none added; snapply with the record of the last apply (a copy of its store per plan) and with --revalidate"
+  local case label
+  for case in base changed1; do
+    label="no-op plan"
+    [[ $case == base ]] || label="1% changed plan"
+    row "snapply plan, $label" "known-plan-$case-snapply"
+    row "snapply plan --revalidate, $label" "known-plan-$case-revalidate"
+    row "kubectl diff --server-side, $label" "known-plan-$case-kubectl"
+    row "kapp deploy --diff-run, $label" "known-plan-$case-kapp"
+  done
+  row "snapply apply, 1% changed" known-apply-snapply
+  row "snapply apply --revalidate, 1% changed" known-apply-revalidate
+  row "kubectl apply --server-side, 1% changed" known-apply-kubectl
+  row "kapp deploy --wait=false, 1% changed" known-apply-kapp
+  share "no-op plan: snapply / kubectl diff" known-plan-base-snapply known-plan-base-kubectl 10
+  share "no-op plan: snapply / kapp --diff-run" known-plan-base-snapply known-plan-base-kapp 50
+  share "1% plan: snapply / kubectl diff" known-plan-changed1-snapply known-plan-changed1-kubectl 15
+  share "1% plan: snapply / kapp --diff-run" known-plan-changed1-snapply known-plan-changed1-kapp 60
+  share "1% apply: snapply / kapp deploy" known-apply-snapply known-apply-kapp 50
+  share "1% apply: snapply / kubectl apply" known-apply-snapply known-apply-kubectl 0
+  share "no-op plan: --revalidate / kubectl diff" known-plan-base-revalidate known-plan-base-kubectl 0
+  share "1% plan: --revalidate / kubectl diff" known-plan-changed1-revalidate known-plan-changed1-kubectl 0
+  share "1% apply: --revalidate / kapp deploy" known-apply-revalidate known-apply-kapp 0
+  share "no-op plan: snapply / --revalidate" known-plan-base-snapply known-plan-base-revalidate 0
+  breakdown known-plan-base-snapply "snapply plan with the record, no-op"
+  profile_noop
+}
+
+# profile_noop runs the no-op plan with the record once more with a CPU
+# profile (SNAPPLY_CPUPROFILE), and adds the functions that took the most
+# CPU time, cumulative, to the report: where a plan that dry-runs nothing
+# spends its time (render, LIST, decode, hashing, store write).
+profile_noop() {
+  local prof=$work/known-noop.pprof
+  cp "$work/known.db" "$work/known-run.db"
+  SNAPPLY_CPUPROFILE=$prof "$snapply" plan "$work/known/snapply/base" --name known-snapply \
+    --inventory-namespace default --store "$work/known-run.db" -q -o json >/dev/null ||
+    die "snapply plan with a CPU profile failed"
+  note "CPU profile of one no-op plan with the record (go tool pprof -top -cum, snapply's own and the biggest callees):"
+  local line
+  while IFS= read -r line; do note "  $line"; done < <(go tool pprof -top -cum -nodecount=40 "$snapply" "$prof" 2>/dev/null |
+    grep -E '^ *(flat|[0-9])' | grep -E 'flat|snapply|json|yaml|Hash|bbolt|ioutil|io\.|decode|Decode|Unmarshal|gc|kustomize|transport' | head -n 30)
+}
+
+# known_apply TOOL VARIANT applies the known section's copy of VARIANT with
+# TOOL: snapply, revalidate (snapply --revalidate), kubectl or kapp.
+known_apply() {
+  local tool=$1 dir=$work/known/${1/revalidate/snapply}/$2
+  case $tool in
+  snapply | revalidate)
+    local extra=()
+    [[ $tool == snapply ]] || extra=(--revalidate)
+    "$snapply" apply "$dir" --wait=false --name known-snapply --inventory-namespace default \
+      --store "$work/known.db" -q -o json "${extra[@]}"
+    ;;
+  kubectl) "$kubectl" apply --server-side --field-manager=kubectl-bench -f "$dir" ;;
+  kapp)
+    "$kapp" deploy -a known-kapp -n default -f "$dir" --yes --wait=false --diff-changes=false \
+      --kubeconfig "$KUBECONFIG"
+    ;;
+  *) die "known_apply: unknown tool $tool" ;;
+  esac
+}
+
+# share LABEL FAST SLOW TARGET adds FAST's median wall time as a fraction
+# of SLOW's ("0.07x"), and whether it is at most TARGET hundredths (0 for
+# no target), with the same fraction of total CPU (client + server).
+share() {
+  local label=$1 target=$4 r c=-1 line slow_cpu t
+  r=$(($(median wall "$2") * 100 / $(median wall "$3")))
+  slow_cpu=$(($(median client "$3") + $(median server "$3")))
+  ((slow_cpu == 0)) || c=$((($(median client "$2") + $(median server "$2")) * 100 / slow_cpu))
+  line=$(printf '%-44s %4d.%02dx' "$label" $((r / 100)) $((r % 100)))
+  if ((target > 0)); then
+    t=$(printf '%d.%02dx' $((target / 100)) $((target % 100)))
+    if ((r <= target)); then line+="  (target <= $t: met)"; else line+="  (target <= $t: NOT MET)"; fi
+  fi
+  ((c < 0)) || line+=$(printf '   CPU (client+server): %d.%02dx' $((c / 100)) $((c % 100)))
+  report+=("$line")
 }
 
 # apply_with TOOL PHASE ROUND DIR times TOOL applying DIR, as

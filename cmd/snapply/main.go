@@ -24,7 +24,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := memprofile.Start(os.Getenv("SNAPPLY_MEMPROFILE"))
+	stopCPU := memprofile.CPU(os.Getenv("SNAPPLY_CPUPROFILE"))
 	code := cli.Main(ctx, os.Args[1:], cli.StdIO())
+	stopCPU()
 	stopProfile()
 	stop()
 	os.Exit(code)

@@ -23,6 +23,10 @@ const (
 	Base Variant = "base"
 	// Changed is Base with ~10% of its objects changed and a few added.
 	Changed Variant = "changed"
+	// Changed1 is Base with ~1% of its objects changed (one per hundred
+	// members of a namespace, at least one) and none added: a typical pull
+	// request.
+	Changed1 Variant = "changed1"
 )
 
 // Options says what to generate.
@@ -89,6 +93,15 @@ func changedCount(n int) int {
 	return max(1, (n+5)/10)
 }
 
+// changedCount1 is the number of objects the changed1 variant changes in a
+// namespace of n objects: 1%, rounded, and at least one when there are any.
+func changedCount1(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return max(1, (n+50)/100)
+}
+
 // Generate returns the fixture o describes. The base content comes from one
 // random stream and the changes from another, so that the changed variant
 // leaves every object it does not pick identical to the base. The prefix
@@ -106,8 +119,8 @@ func Generate(o Options) (*Fixture, error) {
 	if o.PerNamespace < 0 {
 		return nil, fmt.Errorf("per-namespace: %d: want 0 or more", o.PerNamespace)
 	}
-	if o.Variant != Base && o.Variant != Changed {
-		return nil, fmt.Errorf("variant: %q: want %q or %q", o.Variant, Base, Changed)
+	if o.Variant != Base && o.Variant != Changed && o.Variant != Changed1 {
+		return nil, fmt.Errorf("variant: %q: want %q, %q or %q", o.Variant, Base, Changed, Changed1)
 	}
 	base := rand.New(rand.NewPCG(o.Seed, 0))
 	edit := rand.New(rand.NewPCG(o.Seed, 1))
@@ -117,6 +130,14 @@ func Generate(o Options) (*Fixture, error) {
 		objs := []any{namespace(ns)}
 		for k := range o.PerNamespace {
 			objs = append(objs, member(base, ns, k))
+		}
+		if o.Variant == Changed1 {
+			// The same stream of edits as Changed, fewer of them.
+			picks := edit.Perm(o.PerNamespace)[:changedCount1(o.PerNamespace)]
+			for _, i := range picks {
+				change(edit, objs[1+i])
+			}
+			fx.Stats.Changed += len(picks)
 		}
 		if o.Variant == Changed {
 			// Pick among the members, never the Namespace (objs[0]).

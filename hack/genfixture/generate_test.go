@@ -326,3 +326,29 @@ func TestRunPrefix(t *testing.T) {
 		t.Errorf("kapp-r2-01.yaml does not place its objects in namespace kapp-r2-01:\n%s", data)
 	}
 }
+
+// The changed1 variant changes 1% of the objects and adds none.
+func TestGenerateChanged1(t *testing.T) {
+	o := DefaultOptions()
+	o.Variant = Changed1
+	fx, err := Generate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Stats{Objects: 1010, Changed: 10, Added: 0}, fx.Stats); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+	base, err := Generate(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i := range fx.Files {
+		if !bytes.Equal(fx.Files[i].Data, base.Files[i].Data) {
+			differ++
+		}
+	}
+	if differ != 10 {
+		t.Errorf("%d files differ from the base, want one per namespace (10)", differ)
+	}
+}

@@ -38,6 +38,7 @@ const (
 	InputAllowPublicStore   = "allow-public-store"
 	InputFailOn             = "fail-on"
 	InputPolicy             = "policy"
+	InputRevalidate         = "revalidate"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -101,6 +102,9 @@ type Inputs struct {
 	// Policy is a directory of Rego policies relative to the workspace
 	// (input policy); empty means none.
 	Policy string
+	// Revalidate dry-runs every object, also those the record of the last
+	// apply shows to be unchanged.
+	Revalidate bool
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -198,6 +202,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	boolean(InputRequireReviewed, &in.RequireReviewedPlan)
 	str(InputStoreKey, &in.StoreKey)
 	boolean(InputAllowPublicStore, &in.AllowPublicStore)
+	boolean(InputRevalidate, &in.Revalidate)
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputPolicy, &in.Policy)
 	str(InputScope, &in.Scope)

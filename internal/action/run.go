@@ -86,7 +86,8 @@ type run struct {
 	title   string
 	// key is the store key, read once by readKey (a passphrase costs an
 	// scrypt); nil for none.
-	key []byte
+	key  []byte
+	temp []string // directories removed when the step ends
 }
 
 // Run runs one action step: it plans (pull_request), applies (push to the
@@ -110,6 +111,8 @@ func Run(ctx context.Context, a *githubactions.Action, cfg *Config, deps Deps) e
 	}
 	defer cleanup()
 	eng := deps.NewEngine(kubeconfig, cfg.Inputs.Context)
+	eng.Records = r.lastApplyStore
+	defer r.removeTemp()
 	return r.run(ctx, eng)
 }
 
@@ -203,6 +206,7 @@ func (r *run) options() engine.Options {
 	o.StorePath = r.cfg.StoreFile()
 	o.Scope = in.Scope
 	o.ForceConflicts = in.ForceConflicts
+	o.Revalidate = in.Revalidate
 	o.Name = in.Name
 	o.InventoryNamespace = in.InventoryNamespace
 	o.StoreKey = r.storeKey()

@@ -50,6 +50,10 @@ type Record struct {
 	// Started is when the write started; Duration how long it took.
 	Started  time.Time     `json:"started,omitzero"`
 	Duration time.Duration `json:"duration"`
+	// Fields is plan.AppliedFields of the object as the apply left it: of
+	// the server's answer, or for an unchanged object the plan's
+	// Change.Fields; empty otherwise.
+	Fields string `json:"-"`
 }
 
 // Summary counts the records by outcome.
@@ -110,5 +114,6 @@ func (r Record) StoreRecord() store.Record {
 	return store.Record{
 		Ref: r.Ref, Action: string(r.Action), Outcome: string(r.Outcome), Error: r.Error,
 		Readiness: string(r.Readiness), Started: r.Started, Duration: r.Duration,
+		Fields: r.Fields,
 	}
 }

@@ -194,7 +194,9 @@ func (r *runner) apply(ctx context.Context, i int) {
 	rec, ch := &r.res.Records[i], r.res.Plan.Changes[i]
 	switch ch.Action {
 	case plan.Unchanged:
-		rec.Outcome = Unchanged
+		// Not written: the object stays as the plan found it, whose
+		// entry the plan checked.
+		rec.Outcome, rec.Fields = Unchanged, ch.Applied
 		return
 	case plan.Conflict:
 		rec.Outcome, rec.Error = NotAttempted, conflictError(ch)
@@ -224,13 +226,14 @@ func (r *runner) apply(ctx context.Context, i int) {
 		obj = d.Obj.DeepCopy()
 		obj.SetResourceVersion(ch.LiveResourceVersion)
 	}
-	// The server's answer is not kept: the after snapshot records the
-	// applied state, once the wait is over.
-	_, err = r.c.Apply(ctx, obj, m, kube.ApplyOptions{Force: force})
+	// Of the server's answer only snapply's managedFields entry is kept
+	// (for the known test of the next plan): the after snapshot records
+	// the applied state, once the wait is over.
+	out, err := r.c.Apply(ctx, obj, m, kube.ApplyOptions{Force: force})
 	if err != nil && apierrors.IsConflict(err) && obj != d.Obj {
 		if _, isFieldConflict := kube.Conflicts(err); !isFieldConflict {
 			rec.Replanned = true
-			err = r.replan(ctx, d, m, force)
+			out, err = r.replan(ctx, d, m, force)
 		}
 	}
 	if err != nil {
@@ -242,17 +245,16 @@ func (r *runner) apply(ctx context.Context, i int) {
 		}
 		return
 	}
-	rec.Outcome = Applied
+	rec.Outcome, rec.Fields = Applied, plan.AppliedFields(out)
 }
 
 // replan plans an object again that moved since the snapshot: a dry run
 // against the object as it is now, then, unless that conflicts, the apply.
-func (r *runner) replan(ctx context.Context, d object.Object, m *meta.RESTMapping, force bool) error {
+func (r *runner) replan(ctx context.Context, d object.Object, m *meta.RESTMapping, force bool) (*unstructured.Unstructured, error) {
 	if _, _, err := r.c.DryRunApply(ctx, d.Obj, force); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := r.c.Apply(ctx, d.Obj, m, kube.ApplyOptions{Force: force})
-	return err
+	return r.c.Apply(ctx, d.Obj, m, kube.ApplyOptions{Force: force})
 }
 
 // establishCRDs waits until the CRDs just applied are Established, then

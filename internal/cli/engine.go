@@ -77,6 +77,7 @@ func addEngineFlags(f *pflag.FlagSet, o *engine.Options) {
 	f.StringVar(&o.Scope, "scope", d.Scope, "what the snapshot holds: managed (the desired objects), namespaces (all objects of their namespaces) or cluster")
 	f.IntVar(&o.Concurrency, "concurrency", d.Concurrency, "requests in flight")
 	f.BoolVar(&o.ForceConflicts, "force-conflicts", false, "take fields owned by other field managers (every object; or annotate one object with "+plan.ForceAnnotation+`: "true")`)
+	f.BoolVar(&o.Revalidate, "revalidate", false, "dry-run every object, also those the record of the last apply shows to be unchanged (after a change of admission webhooks or policies)")
 	f.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a PATH that renders no object (apply would then prune everything it applied before)")
 	f.StringVar(&o.Name, "name", d.Name, "inventory name: the ApplySet parent Secret and its Lease; one per environment")
 	f.StringVar(&o.InventoryNamespace, "inventory-namespace", d.InventoryNamespace, "namespace of the inventory Secret and Lease")

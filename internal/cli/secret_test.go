@@ -84,6 +84,11 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"apply", v2, "-o", o}, inv...)...)
 	}
+	// The known path (the record of the last apply) is taken, and says so.
+	run(append([]string{"plan", v2}, inv...)...)
+	if last := outputs[len(outputs)-2]; !strings.Contains(last, "0 dry runs, 1 known unchanged") {
+		t.Errorf("the Secret is not known unchanged after its apply:\n%s", last)
+	}
 	// git still says v1: the drift report compares the two values.
 	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"drift", v1, "-o", o}, inv...)...)

@@ -163,8 +163,9 @@ func (p *Prepared) record(ctx context.Context, res *apply.Result, desired store.
 	// The outcome of every object is known even when the cluster cannot
 	// be read back (the API server went away mid-apply): then the records
 	// are kept without an after snapshot.
+	run := p.run(ctx, res, desired)
 	withoutAfter := func(err error) (store.Meta, error) {
-		if perr := p.Store.PutRun(ctx, p.run(res, desired, "")); perr != nil {
+		if perr := p.Store.PutRun(ctx, run); perr != nil {
 			return store.Meta{}, errors.Join(err, perr)
 		}
 		e.progressf(StageRecord, "recorded the outcome in %s without an after snapshot: snapshot %s (before)", p.Store.Path(), p.Before.ID)
@@ -180,21 +181,56 @@ func (p *Prepared) record(ctx context.Context, res *apply.Result, desired store.
 	if err != nil {
 		return withoutAfter(err)
 	}
-	if err := p.Store.PutRun(ctx, p.run(res, desired, afterMeta.ID)); err != nil {
+	run.After = afterMeta.ID
+	if err := p.Store.PutRun(ctx, run); err != nil {
 		return afterMeta, err
 	}
 	e.progressf(StageRecord, "recorded the outcome in %s: snapshots %s (before), %s (after)", p.Store.Path(), p.Before.ID, afterMeta.ID)
 	return afterMeta, nil
 }
 
-// run returns the record of this run: its snapshots (after may be empty)
-// and one record per object.
-func (p *Prepared) run(res *apply.Result, desired store.Meta, after string) store.Run {
-	run := store.Run{Before: p.Before.ID, Desired: desired.ID, After: after, Source: p.Before.Source, Interrupted: res.Interrupted, Duration: res.Duration}
+// run returns the record of this run, without its after snapshot: its
+// snapshots, the server version, and one record per object, with what the
+// next known test compares (docs/design.md, "Known objects").
+func (p *Prepared) run(ctx context.Context, res *apply.Result, desired store.Meta) store.Run {
+	run := store.Run{
+		Before: p.Before.ID, Desired: desired.ID, Source: p.Before.Source, Interrupted: res.Interrupted,
+		Duration: res.Duration, ServerVersion: p.Client.GitVersion,
+	}
+	// The CRDs this run applied have moved on: read their generations
+	// again for the custom resources applied after them.
+	appliedCRD := map[schema.GroupKind]bool{}
 	for _, r := range res.Records {
-		run.Records = append(run.Records, r.StoreRecord())
+		if r.Outcome == apply.Applied && isCRD(r.Ref) {
+			if d := p.desiredObject(r.Ref); d != nil {
+				if gk, ok := crdKind(d); ok {
+					appliedCRD[gk] = true
+				}
+			}
+		}
+	}
+	var afterApply CRDGenerations
+	if len(appliedCRD) > 0 {
+		afterApply = ReadCRDGenerations(ctx, p.Client, p.Desired)
+	}
+	for i, r := range res.Records {
+		sr := r.StoreRecord()
+		if sr.Fields != "" {
+			sr.CRDGeneration = crdGenerationOf(res.Plan.Changes[i], p.known, p.crds, afterApply, appliedCRD)
+		}
+		run.Records = append(run.Records, sr)
 	}
 	return run
+}
+
+// desiredObject returns the desired object named ref, or nil.
+func (p *Prepared) desiredObject(ref object.Ref) *object.Object {
+	for i := range p.Desired {
+		if p.Desired[i].Ref.Key() == ref.Key() {
+			return &p.Desired[i]
+		}
+	}
+	return nil
 }
 
 // union returns the group kinds and namespaces the inventory must list:

@@ -11,8 +11,10 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/snapply/snapply/internal/apply"
@@ -38,6 +40,15 @@ type Engine struct {
 	// Progress, when set, is told about each step. It may be called from
 	// several goroutines, one call at a time.
 	Progress func(Event)
+	// Records, when set, is asked for the record of the last apply of inv
+	// when the run's own store does not hold it (a CI job that does not
+	// have the store of the job that applied): it returns the path of a
+	// store file that does and a line saying where it comes from, or ""
+	// and a line saying why there is none (then every object is dry-run).
+	// The engine reports the line as progress.
+	Records func(ctx context.Context, inv *apply.Inventory) (path, line string)
+
+	progressMu sync.Mutex
 }
 
 // Stage names a step of the pipeline, for progress.
@@ -101,6 +112,9 @@ type Options struct {
 	AllowEmpty bool
 	// ForceConflicts takes fields other managers own, on every object.
 	ForceConflicts bool
+	// Revalidate dry-runs every object, also those the record of the last
+	// apply shows to be unchanged (see docs/design.md, "Known objects").
+	Revalidate bool
 	// Name and InventoryNamespace name the inventory (ApplySet parent).
 	Name               string
 	InventoryNamespace string
@@ -123,15 +137,19 @@ func DefaultOptions() Options {
 	}
 }
 
+// progress tells Progress about ev, one call at a time: the snapshot, the
+// planner and the waves report from goroutines of their own.
 func (e *Engine) progress(ev Event) {
 	if e.Progress != nil {
+		e.progressMu.Lock()
+		defer e.progressMu.Unlock()
 		e.Progress(ev)
 	}
 }
 
 func (e *Engine) progressf(stage Stage, format string, args ...any) {
 	if e.Progress != nil {
-		e.Progress(Event{Stage: stage, Message: fmt.Sprintf(format, args...)})
+		e.progress(Event{Stage: stage, Message: fmt.Sprintf(format, args...)})
 	}
 }
 

@@ -51,7 +51,10 @@ type Prepared struct {
 	graph    *graph.Graph // the plan's resource graph, objects forgotten (see Graph)
 
 	stopPrefetch func() // stops reading schemas ahead of the analysis
-	policies *policy.Set
+	policies     *policy.Set
+	known        Known
+	crds         CRDGenerations
+	records      *store.DB // the store of the last apply, when not Store
 }
 
 // Close releases the lock and closes the store, once; it is safe on a
@@ -61,6 +64,9 @@ func (p *Prepared) Close() error {
 	if p.lock != nil {
 		errs = append(errs, p.lock.Release())
 	}
+	if p.records != nil {
+		errs = append(errs, p.records.Close())
+	}
 	if p.Store != nil {
 		errs = append(errs, p.Store.Close())
 	}
@@ -68,16 +74,16 @@ func (p *Prepared) Close() error {
 }
 
 // Plan renders the target, snapshots the cluster into the store and plans
-// with server-side dry runs. Nothing in the cluster changes and no lock is
-// taken: every object is validated by the API server.
+// with server-side dry runs, except for the objects the record of the last
+// apply shows to be unchanged (KnownObjects; none with
+// Options.Revalidate). Nothing in the cluster changes and no lock is taken.
 func (e *Engine) Plan(ctx context.Context, t Target, o Options) (*Prepared, error) {
 	return e.prepare(ctx, t, o, nil)
 }
 
 // PrepareApply does what Plan does, for an apply: it first takes the
-// inventory's lock, waiting up to lockWait, and skips the dry run of
-// objects its records show to be applied exactly as they are (Known). Call
-// Deploy on the result to apply it.
+// inventory's lock, waiting up to lockWait. Call Deploy on the result to
+// apply it.
 func (e *Engine) PrepareApply(ctx context.Context, t Target, o Options, lockWait time.Duration) (*Prepared, error) {
 	return e.prepare(ctx, t, o, &lockWait)
 }
@@ -241,11 +247,20 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 	}
 	popts.ForceConflicts = o.ForceConflicts
 	popts.Redact = p.Store.Redactor().Redact
-	var known map[object.Key]string
-	if forApply {
-		known = KnownApplied(p.Store, p.Inventory, p.Desired)
+	if forApply || !o.Revalidate {
+		p.crds = ReadCRDGenerations(ctx, p.Client, p.Desired)
 	}
-	in := plan.Input{Desired: p.Desired, Prune: prune, Known: known, LiveFunc: func() (map[object.Key]*unstructured.Unstructured, error) {
+	if o.Revalidate {
+		p.known = Known{Line: "--revalidate"}
+	} else {
+		p.known = p.loadKnown(ctx)
+	}
+	if len(p.known.Fields) == 0 {
+		e.progressf(StagePlan, "every object is dry-run: %s", p.known.Line)
+	} else {
+		e.progressf(StagePlan, "%s", p.known.Line)
+	}
+	in := plan.Input{Desired: p.Desired, Prune: prune, Known: p.known.Fields, LiveFunc: func() (map[object.Key]*unstructured.Unstructured, error) {
 		<-liveDone
 		if liveErr != nil {
 			return nil, liveErr
@@ -276,8 +291,31 @@ func (p *Prepared) snapshotAndPlan(ctx context.Context, prune []object.Ref, forA
 	if err := p.evalPolicies(ctx); err != nil {
 		return err
 	}
-	e.progressf(StagePlan, "planned %d objects with server-side dry runs in %s (snapshot %s)", len(p.Desired), since(start), p.Before.ID)
+	dryRuns, known := p.Plan.Verification()
+	e.progressf(StagePlan, "planned %d objects in %s: %d dry runs, %d known unchanged (snapshot %s)", len(p.Desired), since(start), dryRuns, known, p.Before.ID)
 	return nil
+}
+
+// loadKnown runs the known test's record side against the run's store, or,
+// when the store does not hold the last apply, against the store that
+// Engine.Records finds.
+func (p *Prepared) loadKnown(ctx context.Context) Known {
+	e := p.engine
+	k := KnownObjects(p.Store, p.Inventory, p.Desired, p.Client.GitVersion, p.crds)
+	if !k.missing || e.Records == nil {
+		return k
+	}
+	path, line := e.Records(ctx, p.Inventory)
+	if path == "" {
+		return Known{Line: line}
+	}
+	e.progressf(StagePlan, "%s", line)
+	db, err := OpenStore(path, true, p.opts.StoreKey, e.getenv)
+	if err != nil {
+		return Known{Line: fmt.Sprintf("the store of the last apply: %v", err)}
+	}
+	p.records = db
+	return KnownObjects(db, p.Inventory, p.Desired, p.Client.GitVersion, p.crds)
 }
 
 // meta returns the metadata of a new snapshot of this run.

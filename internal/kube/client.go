@@ -56,6 +56,8 @@ type Client struct {
 	Namespace string
 
 	schemas schemaCache
+	// GitVersion is the API server's gitVersion, once Ping succeeded.
+	GitVersion string
 }
 
 // NewClient builds a client from kubectl-style flags. Their
@@ -137,11 +139,13 @@ func (c *Client) ServerHash() string {
 }
 
 // Ping checks that the API server answers, so that an unreachable server is
-// reported once, up front, rather than once per object.
+// reported once, up front, rather than once per object, and keeps its
+// version in GitVersion.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := c.Discovery.ServerVersion()
+	v, err := c.Discovery.ServerVersion()
 	if err != nil {
 		return Unreachable(c.Config.Host, err)
 	}
+	c.GitVersion = v.GitVersion
 	return ctx.Err()
 }

@@ -1,5 +1,6 @@
 // Package memprofile writes heap profiles of a snapply process for memory
-// measurements (hack/loadbench.sh sets SNAPPLY_MEMPROFILE). It is off unless
+// measurements (hack/loadbench.sh sets SNAPPLY_MEMPROFILE), and CPU
+// profiles for time measurements (SNAPPLY_CPUPROFILE). It is off unless
 // asked for.
 package memprofile
 
@@ -75,5 +76,28 @@ func writeHeapProfile(path string) {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "snapply: heap profile %s: %v\n", path, err)
+	}
+}
+
+// CPU is a hidden hook for time measurements (hack/bench.sh sets
+// SNAPPLY_CPUPROFILE): when path is set, it writes a CPU profile of the
+// whole process to path. It returns the function that stops it.
+func CPU(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cpu profile: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "cpu profile: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }

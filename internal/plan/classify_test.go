@@ -109,15 +109,25 @@ func TestClassifyWithoutAServer(t *testing.T) {
 		dryRuns: map[string]int{},
 	}
 	liveIdx := map[object.Key]*unstructured.Unstructured{
-		same.Ref.Key():       live(same, "3"),
-		changed.Ref.Key():    liveChanged,
-		known.Ref.Key():      live(known, "5"),
-		knownMoved.Ref.Key(): live(knownMoved, "9"),
-		conflict.Ref.Key():   live(conflict, "2"),
+		same.Ref.Key():     live(same, "3"),
+		changed.Ref.Key():  liveChanged,
+		conflict.Ref.Key(): live(conflict, "2"),
 	}
 	f.result["same"] = live(same, "3")
+	// known's live object carries snapply's entry as the record has it;
+	// known-moved's lost .data.k to kubectl-edit since.
+	owned := func(u *unstructured.Unstructured, fields string) *unstructured.Unstructured {
+		u.Object["metadata"].(map[string]any)["managedFields"] = []any{
+			map[string]any{"manager": "snapply", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "time": "2026-01-01T00:00:00Z",
+				"fieldsV1": map[string]any{"f:data": map[string]any{fields: map[string]any{}}}},
+		}
+		return u
+	}
+	recorded := AppliedFields(owned(live(known, "5"), "f:k"))
+	liveIdx[known.Ref.Key()] = owned(live(known, "6"), "f:k") // a status write moved it
+	liveIdx[knownMoved.Ref.Key()] = owned(live(knownMoved, "9"), "f:other")
 	desired := []object.Object{created, same, changed, known, knownMoved, conflict, invalid, unknownKind, pendingCR, crd, newNS, inNewNS}
-	in := Input{Desired: desired, Live: liveIdx, Known: map[object.Key]string{known.Ref.Key(): "5", knownMoved.Ref.Key(): "5"}}
+	in := Input{Desired: desired, Live: liveIdx, Known: map[object.Key]string{known.Ref.Key(): recorded, knownMoved.Ref.Key(): recorded}}
 	p, err := Compute(context.Background(), f, in, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +146,9 @@ func TestClassifyWithoutAServer(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, got[name], a)
 		}
 	}
-	// A known object whose resourceVersion did not move is not dry-run;
-	// one that moved is, and so is everything else the server can answer.
+	// A known object whose entry did not change is not dry-run, whatever
+	// its resourceVersion; one whose entry changed is, and so is everything
+	// else the server can answer.
 	if n := f.dryRuns["known"]; n != 0 {
 		t.Errorf("known object dry-run %d times, want 0", n)
 	}
@@ -149,8 +160,19 @@ func TestClassifyWithoutAServer(t *testing.T) {
 			t.Errorf("%s dry-run %d times: an unserved kind or a new namespace needs none", name, n)
 		}
 	}
+	wantVerified := map[string]Verification{
+		"known": VerifiedRecord, "known-moved": VerifiedDryRun, "same": VerifiedDryRun, "conflict": VerifiedDryRun,
+		"w": "", "ct": "", "c": "",
+	}
 	for _, c := range p.Changes {
+		if v, ok := wantVerified[c.Ref.Name]; ok && c.Verified != v {
+			t.Errorf("%s: verified %q, want %q", c.Ref.Name, c.Verified, v)
+		}
 		switch c.Ref.Name {
+		case "known":
+			if c.Applied != recorded || c.LiveResourceVersion != "6" {
+				t.Errorf("known: fields %q, live resourceVersion %q", c.Applied, c.LiveResourceVersion)
+			}
 		case "conflict":
 			if len(c.Conflicts) != 1 || c.Conflicts[0].Manager != "kubectl-edit" || c.Conflicts[0].Field != ".data.k" || c.Message != ConflictHelp {
 				t.Errorf("conflict: %+v", c)
@@ -177,5 +199,37 @@ func TestClassifyPrunes(t *testing.T) {
 	}
 	if len(p.Changes) != 1 || p.Changes[0].Ref.Name != "there" || p.Changes[0].Action != Delete {
 		t.Errorf("changes %+v, want one delete of there", p.Changes)
+	}
+}
+
+// AppliedFields digests snapply's Apply entries only, without their time.
+func TestAppliedFields(t *testing.T) {
+	entry := func(manager, op, t string, fields map[string]any) map[string]any {
+		return map[string]any{"manager": manager, "operation": op, "apiVersion": "v1", "fieldsType": "FieldsV1", "time": t, "fieldsV1": fields}
+	}
+	with := func(entries ...any) *unstructured.Unstructured {
+		u := cm("x", nil).Obj
+		u.Object["metadata"].(map[string]any)["managedFields"] = entries
+		return u
+	}
+	data := map[string]any{"f:data": map[string]any{"f:k": map[string]any{}}}
+	base := AppliedFields(with(entry("snapply", "Apply", "2026-01-01T00:00:00Z", data)))
+	if base == "" {
+		t.Fatal("no digest for an object snapply applied")
+	}
+	cases := map[string]struct {
+		u    *unstructured.Unstructured
+		same bool
+	}{
+		"another time":                  {with(entry("snapply", "Apply", "2026-02-02T00:00:00Z", data)), true},
+		"another manager's entry added": {with(entry("kube-controller-manager", "Update", "x", map[string]any{"f:status": map[string]any{}}), entry("snapply", "Apply", "y", data)), true},
+		"a field taken":                 {with(entry("snapply", "Apply", "y", map[string]any{"f:data": map[string]any{}})), false},
+		"an update by snapply only":     {with(entry("snapply", "Update", "y", data)), false},
+		"no managedFields":              {cm("x", nil).Obj, false},
+	}
+	for name, tc := range cases {
+		if got := AppliedFields(tc.u); (got == base) != tc.same {
+			t.Errorf("%s: digest %q, base %q, want same=%v", name, got, base, tc.same)
+		}
 	}
 }

@@ -71,13 +71,14 @@ type Input struct {
 	// longer desired. Their live state comes from the snapshot; one that is
 	// not in it is gone already and not planned.
 	Prune []object.Ref
-	// Known maps desired objects that are known to be applied as they are
-	// to the live resourceVersion they were left at: identical to what the
-	// last apply applied, and untouched since (the caller checks both from
-	// its records). When the live object still has that resourceVersion, it
-	// is planned unchanged without a dry run: applying it is a no-op. Plan
-	// leaves this empty (it validates every object on the server); apply
-	// uses it.
+	// Known maps desired objects that the record of the last apply shows to
+	// be applied exactly as they are (the caller checks the desired object,
+	// the server version and the CRD generation against its records) to
+	// AppliedFields of the object as that apply left it. When the live
+	// object's AppliedFields is still that digest, nobody took a field from
+	// snapply since, applying the object is a no-op, and it is planned
+	// unchanged without a request (Verified "record"). Anything else is
+	// dry-run. Empty means every object is dry-run (--revalidate).
 	Known map[object.Key]string
 }
 
@@ -100,7 +101,8 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	changes := make([]Change, len(in.Desired))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)
-	for i, d := range in.Desired {
+	for _, i := range dryRunsFirst(in) {
+		d := in.Desired[i]
 		g.Go(func() error {
 			c, err := p.change(gctx, d)
 			if err != nil {
@@ -124,6 +126,21 @@ func Compute(ctx context.Context, cl Cluster, in Input, opts Options) (*Plan, er
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return object.Compare(changes[i].Ref, changes[j].Ref) < 0 })
 	return &Plan{Summary: Summarize(changes), Changes: changes}, nil
+}
+
+// dryRunsFirst returns the indices of in.Desired with the objects that are
+// not known first: a known object waits for the snapshot, and must not
+// hold a slot that a dry run could use meanwhile.
+func dryRunsFirst(in Input) []int {
+	order := make([]int, 0, len(in.Desired))
+	for _, known := range []bool{false, true} {
+		for i, d := range in.Desired {
+			if _, ok := in.Known[d.Ref.Key()]; ok == known {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
 }
 
 type planner struct {
@@ -219,23 +236,26 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 		return p.pending(c, d, fmt.Sprintf("its namespace %s is created by this plan: the server validates it at apply time", d.Ref.Namespace)), nil
 	}
 
-	if rv, ok := p.in.Known[d.Ref.Key()]; ok && rv != "" {
+	if fields, ok := p.in.Known[d.Ref.Key()]; ok && fields != "" {
 		live, err := p.live(d.Ref.Key())
 		if err != nil {
 			return c, err
 		}
-		if live != nil && live.GetResourceVersion() == rv {
-			c.Action, c.LiveResourceVersion = Unchanged, rv
+		if live != nil && AppliedFields(live) == fields {
+			c.Action, c.LiveResourceVersion = Unchanged, live.GetResourceVersion()
+			c.Verified, c.Applied = VerifiedRecord, fields
 			c.Before, c.After = live, live
 			return c, nil
 		}
 	}
+	c.Verified = VerifiedDryRun
 
 	force := p.opts.ForceConflicts || d.Obj.GetAnnotations()[ForceAnnotation] == "true"
 	after, warnings, err := p.cl.DryRunApply(ctx, d.Obj, false)
 	if err != nil && apierrors.IsNotFound(err) && d.Ref.Namespace != "" && p.namespaces[d.Ref.Namespace] {
 		// The server cannot dry-run into a namespace that does not exist
 		// yet; this plan creates it.
+		c.Verified = ""
 		return p.pending(c, d, fmt.Sprintf("its namespace %s is created by this plan: the server validates it at apply time", d.Ref.Namespace)), nil
 	}
 	live, lerr := p.live(d.Ref.Key())
@@ -295,6 +315,7 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	case Equal(live, after):
 		c.Action = Unchanged
 		c.After = live // the same; the dry run's copy need not be kept
+		c.Applied = AppliedFields(after)
 		return c, nil
 	default:
 		c.Action = Update

@@ -179,6 +179,14 @@ type Change struct {
 	// Policy holds the verdicts of the policies (--policy) and of the
 	// cluster's admission chain on the object; see PolicyResult.
 	Policy []PolicyResult `json:"policy,omitempty"`
+	// Verified says how the action was found: by a dry run, or from the
+	// record of the last apply (a known object). Empty when neither could
+	// check it: deletes, pending objects, kinds the server does not serve.
+	Verified Verification `json:"verified,omitempty"`
+	// Applied is AppliedFields of the object as applying it leaves it, for
+	// an unchanged object (the dry run's answer, or the record's); apply
+	// records it, and the next plan compares it with the live object.
+	Applied string `json:"-"`
 }
 
 // FieldConflict is one field that another field manager owns.

@@ -21,12 +21,16 @@ import (
 //	              "images": [{"container", "old", "new"}], "warnings": ["..."],
 //	              "destructive": false, "liveResourceVersion": "...",
 //	              "fields": [{"path", "op", "before", "after"}],
-//	              "risks": [{"kind", "message"}]}],
+//	              "risks": [{"kind", "message"}],
+//	              "verified": "dry-run|record|"}],
 //	 "images": [{"ref": {...}, "container", "before", "after", "status"}]}
 //
 // Every key is always present, empty lists are [] and never null, and
 // changes lists every object, unchanged ones included, in plan order.
-// Later versions may add keys; they never remove or retype one.
+// verified says how an object's action was found: "dry-run" (the API
+// server answered a dry run), "record" (known unchanged from the record of
+// the last apply, without a request), or "" (deletes, pending objects and
+// kinds the server does not serve, which neither checks). Later versions may add keys; they never remove or retype one.
 func JSON(w io.Writer, p *plan.Plan) error {
 	if p == nil {
 		return errors.New("json report: nil plan")
@@ -74,6 +78,7 @@ type (
 		Fields              []jsonField    `json:"fields"`
 		Risks               []jsonRisk     `json:"risks"`
 		Policy              []jsonPolicy   `json:"policy"`
+		Verified            string         `json:"verified"`
 	}
 	jsonField struct {
 		Path   string `json:"path"`
@@ -146,6 +151,7 @@ func toJSONPlan(p *plan.Plan) jsonPlan {
 			LiveResourceVersion: c.LiveResourceVersion,
 			Fields:              make([]jsonField, 0, len(c.Fields)),
 			Risks:               make([]jsonRisk, 0, len(c.Risks)),
+			Verified:            string(c.Verified),
 		}
 		for _, f := range c.Fields {
 			jc.Fields = append(jc.Fields, jsonField{Path: f.Path, Op: string(f.Op), Before: f.Before, After: f.After})

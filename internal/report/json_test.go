@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
 )
 
@@ -107,7 +108,7 @@ func TestJSONContract(t *testing.T) {
 		where := fmt.Sprintf("changes[%d]", i)
 		checkKeys(t, where, c, map[string]kind{
 			"ref": obj, "action": str, "source": obj, "diff": str, "conflicts": arr, "message": str,
-			"fields": arr, "risks": arr,
+			"fields": arr, "risks": arr, "verified": str,
 		})
 		fields, _ := c["fields"].([]any)
 		for _, f := range fields {
@@ -214,5 +215,50 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, &got); diff != "" {
 		t.Errorf("plan after a JSON round trip (-want +got):\n%s", diff)
+	}
+}
+
+// verified says how each change was checked, and the headers count them.
+func TestVerified(t *testing.T) {
+	p := &plan.Plan{Changes: []plan.Change{
+		{Ref: object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "a", Name: "known"}, Action: plan.Unchanged, Verified: plan.VerifiedRecord},
+		{Ref: object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "a", Name: "same"}, Action: plan.Unchanged, Verified: plan.VerifiedDryRun},
+		{Ref: object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "a", Name: "new"}, Action: plan.Create, Verified: plan.VerifiedDryRun, Diff: "+x"},
+		{Ref: object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "a", Name: "gone"}, Action: plan.Delete},
+	}}
+	p.Summary = plan.Summarize(p.Changes)
+	var buf bytes.Buffer
+	if err := JSON(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Changes []struct {
+			Ref      struct{ Name string } `json:"ref"`
+			Verified string                `json:"verified"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range doc.Changes {
+		got[c.Ref.Name] = c.Verified
+	}
+	if diff := cmp.Diff(map[string]string{"known": "record", "same": "dry-run", "new": "dry-run", "gone": ""}, got); diff != "" {
+		t.Errorf("verified (-want +got):\n%s", diff)
+	}
+	buf.Reset()
+	if err := Text(&buf, p, DefaultTextOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(buf.String(), "\n"); !strings.HasSuffix(first, "; 2 dry runs, 1 known unchanged") {
+		t.Errorf("text header %q does not count the checks", first)
+	}
+	buf.Reset()
+	if err := Markdown(&buf, p, DefaultMarkdownOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Checked: 2 dry runs, 1 known unchanged.") {
+		t.Errorf("markdown does not count the checks:\n%s", buf.String())
 	}
 }

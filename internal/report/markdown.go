@@ -292,6 +292,9 @@ func mdSummary(p *plan.Plan) string {
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	b.WriteString("\n")
+	if v := verificationLine(p); v != "" {
+		b.WriteString("Checked: " + v + ".\n\n")
+	}
 	if p.Snapshot != "" {
 		b.WriteString("Planned against snapshot " + mdCode(p.Snapshot) + ".\n\n")
 	}

@@ -59,9 +59,10 @@ func samplePlan() *plan.Plan {
 			LiveResourceVersion: "1187",
 		},
 		{
-			Ref:    object.Ref{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com"},
-			Action: plan.Create,
-			Source: object.Source{File: "crds/widget.yaml", Line: 1},
+			Ref:      object.Ref{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com"},
+			Action:   plan.Create,
+			Verified: plan.VerifiedDryRun,
+			Source:   object.Source{File: "crds/widget.yaml", Line: 1},
 			Diff: `--- customresourcedefinition.apiextensions.k8s.io/widgets.example.com (live)
 +++ customresourcedefinition.apiextensions.k8s.io/widgets.example.com (after apply)
 @@ -0,0 +1,9 @@
@@ -77,9 +78,10 @@ func samplePlan() *plan.Plan {
 `,
 		},
 		{
-			Ref:    object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "web-docs"},
-			Action: plan.Create,
-			Source: object.Source{File: "apps/prod/docs.yaml", Line: 1},
+			Ref:      object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "web-docs"},
+			Action:   plan.Create,
+			Verified: plan.VerifiedDryRun,
+			Source:   object.Source{File: "apps/prod/docs.yaml", Line: 1},
 			Diff: "--- configmap/web-docs -n prod (live)\n" +
 				"+++ configmap/web-docs -n prod (after apply)\n" +
 				"@@ -0,0 +1,12 @@\n" +
@@ -99,19 +101,22 @@ func samplePlan() *plan.Plan {
 		{
 			Ref:                 object.Ref{Version: "v1", Kind: "Service", Namespace: "prod", Name: "web"},
 			Action:              plan.Unchanged,
+			Verified:            plan.VerifiedRecord,
 			Source:              object.Source{File: "apps/prod/all.yaml", Line: 1},
 			LiveResourceVersion: "2044",
 		},
 		{
 			Ref:                 object.Ref{Version: "v1", Kind: "ServiceAccount", Namespace: "prod", Name: "web"},
 			Action:              plan.Unchanged,
+			Verified:            plan.VerifiedDryRun,
 			Source:              object.Source{File: "apps/prod/all.yaml", Line: 19},
 			LiveResourceVersion: "2045",
 		},
 		{
-			Ref:    object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "api"},
-			Action: plan.Conflict,
-			Source: object.Source{File: "apps/prod/api.yaml", Line: 1},
+			Ref:      object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "api"},
+			Action:   plan.Conflict,
+			Verified: plan.VerifiedDryRun,
+			Source:   object.Source{File: "apps/prod/api.yaml", Line: 1},
 			Conflicts: []plan.FieldConflict{
 				{Field: ".spec.replicas", Manager: "kubectl-edit"},
 				{Field: `.spec.template.spec.containers[name="api"].resources.limits.memory`, Manager: "helm"},
@@ -123,9 +128,10 @@ func samplePlan() *plan.Plan {
 			LiveResourceVersion: "2101",
 		},
 		{
-			Ref:    object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "web"},
-			Action: plan.Update,
-			Source: object.Source{File: "apps/prod/all.yaml", Line: 27},
+			Ref:      object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "web"},
+			Action:   plan.Update,
+			Verified: plan.VerifiedDryRun,
+			Source:   object.Source{File: "apps/prod/all.yaml", Line: 27},
 			Diff: `--- deployment.apps/web -n prod (live)
 +++ deployment.apps/web -n prod (after apply)
 @@ -6,7 +6,7 @@
@@ -179,10 +185,11 @@ func samplePlan() *plan.Plan {
 `,
 		},
 		{
-			Ref:     object.Ref{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Namespace: "prod", Name: "web"},
-			Action:  plan.Invalid,
-			Source:  object.Source{File: "apps/prod/all.yaml", Line: 61},
-			Message: `Ingress.networking.k8s.io "web" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified`,
+			Ref:      object.Ref{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Namespace: "prod", Name: "web"},
+			Action:   plan.Invalid,
+			Verified: plan.VerifiedDryRun,
+			Source:   object.Source{File: "apps/prod/all.yaml", Line: 61},
+			Message:  `Ingress.networking.k8s.io "web" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified`,
 		},
 	}
 	web := object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "prod", Name: "web"}

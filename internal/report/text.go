@@ -104,6 +104,9 @@ func (t *textWriter) header(p *plan.Plan) {
 	s := p.Summary
 	fmt.Fprintf(&t.buf, "Plan: %d to create, %d to update, %d to delete, %s, %d invalid, %d pending, %d unchanged",
 		s.Create, s.Update, s.Delete, plural(s.Conflict, "conflict", "conflicts"), s.Invalid, s.Pending, s.Unchanged)
+	if v := verificationLine(p); v != "" {
+		t.buf.WriteString("; " + v)
+	}
 	if p.Snapshot != "" {
 		fmt.Fprintf(&t.buf, " (snapshot %s)", clean(p.Snapshot))
 	}

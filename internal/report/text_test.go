@@ -86,7 +86,7 @@ func TestTextHeader(t *testing.T) {
 		{
 			name: "sample",
 			p:    samplePlan(),
-			want: "Plan: 2 to create, 1 to update, 1 to delete, 1 conflict, 1 invalid, 1 pending, 2 unchanged (snapshot 20261121T093015Z-7f3c9a1e) | risks: 1 data-loss, 1 broken-ref, 1 warning",
+			want: "Plan: 2 to create, 1 to update, 1 to delete, 1 conflict, 1 invalid, 1 pending, 2 unchanged; 6 dry runs, 1 known unchanged (snapshot 20261121T093015Z-7f3c9a1e) | risks: 1 data-loss, 1 broken-ref, 1 warning",
 		},
 		{
 			name: "plural conflicts, no snapshot",

@@ -146,3 +146,13 @@ func isControl(r rune) bool {
 	}
 	return false
 }
+
+// verificationLine says how the plan's objects were checked, "N dry runs,
+// M known unchanged", or "" when none was (a plan of deletes only).
+func verificationLine(p *plan.Plan) string {
+	dryRuns, known := p.Verification()
+	if dryRuns == 0 && known == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, %d known unchanged", plural(dryRuns, "dry run", "dry runs"), known)
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,10 @@ type Run struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Duration is how long the apply took.
 	Duration time.Duration `json:"duration"`
+	// ServerVersion is the API server's gitVersion during the run; the
+	// records of a run under another version prove nothing (defaults and
+	// validation may differ).
+	ServerVersion string `json:"serverVersion,omitempty"`
 	// Records holds one record per object of the plan.
 	Records []Record `json:"records"`
 }
@@ -45,6 +50,16 @@ type Record struct {
 	// snapshots; zero when it was not live then.
 	BeforeID ID `json:"beforeId,omitzero"`
 	AfterID  ID `json:"afterId,omitzero"`
+	// Fields is the digest of snapply's managedFields entry on the object
+	// as the run left it (plan.AppliedFields): from the apply's answer, or,
+	// for an object not written, from the dry run or the earlier record
+	// that showed it unchanged. Empty when the run did not leave the
+	// object as applied (failed, not attempted, pruned).
+	Fields string `json:"fields,omitempty"`
+	// CRDGeneration is, for a custom resource, the generation of its
+	// CustomResourceDefinition that the object was applied or checked
+	// against; 0 for other kinds.
+	CRDGeneration int64 `json:"crdGeneration,omitempty"`
 }
 
 // PutRun records a run, filling in each record's BeforeID and AfterID from
@@ -123,4 +138,45 @@ func decodeRun(db *DB, k, v []byte) (Run, error) {
 		return Run{}, corrupt(db.path, "run %s: %v", k, err)
 	}
 	return r, nil
+}
+
+// RunWithAfter returns the newest recorded run whose after snapshot is
+// after, or nil when none is. It decodes only the run it returns: a store
+// holds many runs of a thousand records each.
+func (db *DB) RunWithAfter(after string) (*Run, error) {
+	if after == "" {
+		return nil, nil
+	}
+	needle := []byte(`"after":` + strconvQuote(after))
+	var found *Run
+	err := db.View(func(tx *Tx) error {
+		b := tx.bucket(bucketRecords)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			raw, err := decompress(v)
+			if err != nil {
+				return corrupt(db.path, "run %s: %v", k, err)
+			}
+			if !bytes.Contains(raw, needle) {
+				return nil
+			}
+			var r Run
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return corrupt(db.path, "run %s: %v", k, err)
+			}
+			if r.After == after && (found == nil || !r.Created.Before(found.Created)) {
+				found = &r
+			}
+			return nil
+		})
+	})
+	return found, err
+}
+
+// strconvQuote quotes s as encoding/json does.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
