@@ -149,10 +149,13 @@ func TestCompleteFlagValues(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"plan", "-o", ""}, []string{"text", "markdown", "json"}},
+		{[]string{"plan", "-o", ""}, []string{"text", "markdown", "json", "html"}},
 		{[]string{"apply", "-o", ""}, []string{"text", "markdown", "json"}},
 		{[]string{"rollback", "--output", ""}, []string{"text", "markdown", "json"}},
-		{[]string{"diff", "-o", ""}, []string{"text", "json"}},
+		{[]string{"diff", "-o", ""}, []string{"text", "json", "html"}},
+		{[]string{"show", "-o", ""}, []string{"yaml", "html"}},
+		{[]string{"drift", "-o", ""}, []string{"text", "markdown", "json"}},
+		{[]string{"graph", "-o", ""}, []string{"mermaid", "dot", "json", "text"}},
 		{[]string{"history", "-o", ""}, []string{"text", "json"}},
 		{[]string{"version", "-o", ""}, []string{"text", "json"}},
 		{[]string{"render", "-o", ""}, []string{"yaml", "json"}},

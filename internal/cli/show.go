@@ -91,7 +91,7 @@ Secret values are shown as the keyed digests the store holds.`,
 		},
 	}
 	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, or html (one self-contained page: objects by namespace and kind, managers, graph)")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or html (one self-contained page: objects by namespace and kind, managers, graph)")
 	cmd.Flags().BoolVar(&managedFields, "managed-fields", false, "include metadata.managedFields: which field manager owns which field")
 	addStoreKeyFlag(cmd.Flags(), &keyEnv)
 	return cmd
