@@ -40,6 +40,13 @@ snapply plan fixtures/demo/overlays/v2 --store "$db" --color=always
 step "snapply plan fixtures/demo/overlays/v2 -o markdown: what the PR comment shows"
 snapply plan fixtures/demo/overlays/v2 --store "$db" -o markdown -q
 
+step "snapply graph fixtures/demo/overlays/v2 -o mermaid: what the changed objects are connected to"
+snapply graph fixtures/demo/overlays/v2 --store "$db" -o mermaid -q
+
+step "snapply plan fixtures/demo/overlays/v2 -o html: the plan as one self-contained page"
+snapply plan fixtures/demo/overlays/v2 --store "$db" -o html -q > "${db%.db}-plan.html"
+echo "wrote ${db%.db}-plan.html ($(wc -c < "${db%.db}-plan.html") bytes): open it in a browser"
+
 step "snapply apply fixtures/demo/overlays/v2: update, create, prune the old generated Secret, roll out"
 snapply apply fixtures/demo/overlays/v2 --store "$db" --color=always --timeout 2m
 
