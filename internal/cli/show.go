@@ -64,30 +64,7 @@ Secret values are shown as the keyed digests the store holds.`,
 			if output == "html" {
 				return writeSnapshotHTML(g.io.Out, db, snap, sel)
 			}
-			found := false
-			for _, e := range snap.Entries {
-				if sel != nil && !sel.Matches(e.Ref) {
-					continue
-				}
-				found = true
-				u, err := db.Object(e.ID)
-				if err != nil {
-					return fmt.Errorf("%s: %w", e.Ref, err)
-				}
-				if !managedFields {
-					u.SetManagedFields(nil)
-				}
-				if e.ResourceVersion != "" {
-					u.SetResourceVersion(e.ResourceVersion)
-				}
-				if err := writeYAML(g.io.Out, u); err != nil {
-					return err
-				}
-			}
-			if sel != nil && !found {
-				return fmt.Errorf("snapshot %s has no object %s", snap.Meta.ID, args[1])
-			}
-			return nil
+			return writeSnapshotYAML(g.io.Out, db, snap, sel, args[len(args)-1], managedFields)
 		},
 	}
 	cmd.Flags().StringVar(&storePath, "store", store.DefaultPath, "store file")
@@ -130,4 +107,34 @@ func writeSnapshotHTML(w io.Writer, db *store.DB, snap *store.Snapshot, sel *obj
 	}
 	v := graph.New(objs).View(graph.ViewOptions{})
 	return report.HTMLSnapshot(w, objs, report.HTMLOptions{Title: "snapply snapshot " + m.ID, Subtitle: sub, Graph: v})
+}
+
+// writeSnapshotYAML writes the objects of snap that sel (written as ref)
+// matches, all when it is nil, as a YAML stream, with their live
+// resourceVersion, and their managedFields only when managedFields.
+func writeSnapshotYAML(w io.Writer, db *store.DB, snap *store.Snapshot, sel *object.Selector, ref string, managedFields bool) error {
+	found := false
+	for _, e := range snap.Entries {
+		if sel != nil && !sel.Matches(e.Ref) {
+			continue
+		}
+		found = true
+		u, err := db.Object(e.ID)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Ref, err)
+		}
+		if !managedFields {
+			u.SetManagedFields(nil)
+		}
+		if e.ResourceVersion != "" {
+			u.SetResourceVersion(e.ResourceVersion)
+		}
+		if err := writeYAML(w, u); err != nil {
+			return err
+		}
+	}
+	if sel != nil && !found {
+		return fmt.Errorf("snapshot %s has no object %s", snap.Meta.ID, ref)
+	}
+	return nil
 }
