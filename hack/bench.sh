@@ -275,7 +275,7 @@ analysis_share() {
     errlog=$work/logs/plan-stages.$i.stderr
     "$snapply" plan "$changed" --store "$store" -o json >/dev/null 2>"$errlog" || die "snapply plan failed"
     a=$(sed -n 's/.*analyzed the plan .* in \([^ ]*\)$/\1/p' "$errlog")
-    t=$(sed -n 's/^planned .* in \([^ ]*\) (snapshot .*/\1/p' "$errlog")
+    t=$(sed -n 's/^ *planned [0-9]* objects in \([^ :]*\)[: ].*(snapshot .*/\1/p' "$errlog")
     [[ -n $a && -n $t ]] || die "no stage timings in $errlog"
     a=$(dur_ms "$a") t=$(dur_ms "$t")
     log "plan stages run $i: analysis ${a}ms of ${t}ms"
