@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/snapply/snapply/internal/plan"
 )
 
 // entry is one managedFields entry with its field set parsed.
@@ -66,18 +66,18 @@ func compareFields(live, after *unstructured.Unstructured) ([]Field, []Ownership
 	liveOurs := ours(liveEntries)
 	fields, owned := []Field{}, []Ownership{}
 	ours(entries(after)).Leaves().Iterate(func(p fieldpath.Path) {
-		gv, gok := valueAt(after.Object, p)
-		lv, lok := valueAt(live.Object, p)
+		gv, gok := plan.ValueAt(after.Object, p)
+		lv, lok := plan.ValueAt(live.Object, p)
 		owner := ownerOf(liveEntries, p)
 		if gok != lok || !reflect.DeepEqual(gv, lv) {
-			f := Field{Path: pathString(p), Git: show(gv, gok), Live: show(lv, lok)}
+			f := Field{Path: plan.FieldPath(p), Git: show(gv, gok), Live: show(lv, lok)}
 			if owner != nil {
 				f.Manager, f.Operation, f.Time = owner.manager, owner.operation, owner.time
 			}
 			fields = append(fields, f)
 		}
 		if !liveOurs.Has(p) && owner != nil && owner.operation == "Apply" {
-			owned = append(owned, Ownership{Path: pathString(p), Manager: owner.manager, Operation: owner.operation, Time: owner.time})
+			owned = append(owned, Ownership{Path: plan.FieldPath(p), Manager: owner.manager, Operation: owner.operation, Time: owner.time})
 		}
 	})
 	return fields, owned
@@ -108,80 +108,6 @@ func later(a, b string) bool {
 	ta, errA := time.Parse(time.RFC3339, a)
 	tb, errB := time.Parse(time.RFC3339, b)
 	return errA == nil && errB == nil && ta.After(tb)
-}
-
-// valueAt returns the value at p in obj, and whether it is there.
-func valueAt(obj any, p fieldpath.Path) (any, bool) {
-	cur := obj
-	for _, pe := range p {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if cur, ok = m[*pe.FieldName]; !ok {
-				return nil, false
-			}
-		case pe.Key != nil:
-			l, ok := cur.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				m, ok := item.(map[string]any)
-				if !ok {
-					continue
-				}
-				match := true
-				for _, kf := range *pe.Key {
-					v, ok := m[kf.Name]
-					if !ok || !value.Equals(value.NewValueInterface(v), kf.Value) {
-						match = false
-						break
-					}
-				}
-				if match {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Value != nil:
-			l, ok := cur.([]any)
-			if !ok {
-				return nil, false
-			}
-			found := false
-			for _, item := range l {
-				if value.Equals(value.NewValueInterface(item), *pe.Value) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Index != nil:
-			l, ok := cur.([]any)
-			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
-				return nil, false
-			}
-			cur = l[*pe.Index]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// pathString prints p without its leading dot: "spec.replicas",
-// `spec.containers[name="web"].image`.
-func pathString(p fieldpath.Path) string {
-	return strings.TrimPrefix(p.String(), ".")
 }
 
 // maxValue is the longest value a Field shows.

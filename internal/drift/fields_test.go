@@ -88,12 +88,12 @@ spec:
 	fields, owned := compareFields(live, after)
 	wantFields := []Field{
 		{Path: "spec.replicas", Git: "3", Live: "5", Manager: "kubectl-edit", Operation: "Update", Time: "2026-11-20T14:02:05Z"},
-		{Path: `spec.template.spec.containers[name="web"].image`, Git: "web:1.2", Live: "web:1.3-hotfix", Manager: "hotfix", Operation: "Apply", Time: "2026-11-21T09:00:00Z"},
+		{Path: `spec.template.spec.containers[name=web].image`, Git: "web:1.2", Live: "web:1.3-hotfix", Manager: "hotfix", Operation: "Apply", Time: "2026-11-21T09:00:00Z"},
 	}
 	if diff := cmp.Diff(wantFields, fields); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
-	wantOwned := []Ownership{{Path: `spec.template.spec.containers[name="web"].image`, Manager: "hotfix", Operation: "Apply", Time: "2026-11-21T09:00:00Z"}}
+	wantOwned := []Ownership{{Path: `spec.template.spec.containers[name=web].image`, Manager: "hotfix", Operation: "Apply", Time: "2026-11-21T09:00:00Z"}}
 	if diff := cmp.Diff(wantOwned, owned); diff != "" {
 		t.Errorf("ownership (-want +got):\n%s", diff)
 	}

@@ -122,7 +122,7 @@ type Object struct {
 // Field is one field whose live value differs from git.
 type Field struct {
 	// Path is the field, like "spec.replicas" or
-	// `spec.template.spec.containers[name="web"].image`.
+	// `spec.template.spec.containers[name=web].image`.
 	Path string `json:"path"`
 	// Git and Live are the values, as compact JSON ("(absent)" when the
 	// field is not set), cut at 120 characters.

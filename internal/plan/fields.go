@@ -69,12 +69,14 @@ func FieldDiffs(schemas Schemas, before, after *unstructured.Unstructured) []Fie
 			if top && len(p) > 1 && set.Has(p[:len(p)-1]) {
 				return
 			}
-			d := FieldDiff{Path: pathString(p), Op: op}
+			d := FieldDiff{Path: FieldPath(p), Op: op}
 			if op != FieldAdd {
-				d.Before = valueText(lookup(b.Object, p))
+				v, _ := ValueAt(b.Object, p)
+				d.Before = valueText(v)
 			}
 			if op != FieldRemove {
-				d.After = valueText(lookup(a.Object, p))
+				v, _ := ValueAt(a.Object, p)
+				d.After = valueText(v)
 			}
 			out = append(out, d)
 		})
@@ -112,9 +114,10 @@ func compareTyped(schemas Schemas, b, a *unstructured.Unstructured) *typed.Compa
 	return c
 }
 
-// pathString prints p without its leading dot, keys unquoted unless they
-// hold characters that would make the path ambiguous.
-func pathString(p fieldpath.Path) string {
+// FieldPath prints p without its leading dot, list items by their keys
+// ("spec.template.spec.containers[name=web].image"), keys unquoted unless
+// they hold characters that would make the path ambiguous.
+func FieldPath(p fieldpath.Path) string {
 	var b strings.Builder
 	for i, pe := range p {
 		switch {
@@ -151,54 +154,60 @@ func keyText(v value.Value) string {
 	return s
 }
 
-// lookup returns the value at p in obj, or nil.
-func lookup(obj any, p fieldpath.Path) any {
+// ValueAt returns the value at p in obj, and whether it is there: list
+// items are found by their key fields or value, as the path names them.
+func ValueAt(obj any, p fieldpath.Path) (any, bool) {
 	cur := obj
 	for _, pe := range p {
+		var ok bool
 		switch {
 		case pe.FieldName != nil:
-			m, _ := cur.(map[string]any)
-			cur = m[*pe.FieldName]
-		case pe.Index != nil:
-			l, _ := cur.([]any)
-			if *pe.Index < 0 || *pe.Index >= len(l) {
-				return nil
+			var m map[string]any
+			if m, ok = cur.(map[string]any); ok {
+				cur, ok = m[*pe.FieldName]
 			}
-			cur = l[*pe.Index]
+		case pe.Index != nil:
+			var l []any
+			if l, ok = cur.([]any); ok && *pe.Index >= 0 && *pe.Index < len(l) {
+				cur = l[*pe.Index]
+			} else {
+				ok = false
+			}
 		case pe.Key != nil:
-			cur = findItem(cur, func(item any) bool {
-				m, ok := item.(map[string]any)
-				if !ok {
+			cur, ok = findItem(cur, func(item any) bool {
+				m, isMap := item.(map[string]any)
+				if !isMap {
 					return false
 				}
 				for _, f := range *pe.Key {
-					v, ok := m[f.Name]
-					if !ok || !value.Equals(value.NewValueInterface(v), f.Value) {
+					v, has := m[f.Name]
+					if !has || !value.Equals(value.NewValueInterface(v), f.Value) {
 						return false
 					}
 				}
 				return true
 			})
 		case pe.Value != nil:
-			cur = findItem(cur, func(item any) bool {
+			cur, ok = findItem(cur, func(item any) bool {
 				return value.Equals(value.NewValueInterface(item), *pe.Value)
 			})
 		}
-		if cur == nil {
-			return nil
+		if !ok {
+			return nil, false
 		}
 	}
-	return cur
+	return cur, true
 }
 
-func findItem(list any, match func(any) bool) any {
+// findItem returns the first item of list that matches.
+func findItem(list any, match func(any) bool) (any, bool) {
 	l, _ := list.([]any)
 	for _, item := range l {
 		if match(item) {
-			return item
+			return item, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // valueText prints a field value: scalars as they are, maps and lists as
