@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -50,4 +51,68 @@ func lockPath(path string, readOnly bool, timeout time.Duration) (*os.File, erro
 		}
 		f.Close() // replaced meanwhile: lock the new file
 	}
+}
+
+// ownerFile is the file, in the private directory of a plain copy, that
+// the process using the copy holds locked. The lock goes when the process
+// does, however it ends (SIGKILL included), so a directory whose owner
+// file can be locked belongs to no live process.
+const ownerFile = ".owner"
+
+// holdDir locks the owner file of dir for as long as the returned file is
+// open. The file is locked under another name and then renamed, so that
+// no sweeper ever finds it unlocked.
+func holdDir(dir string) (*os.File, error) {
+	tmp := filepath.Join(dir, ownerFile+".new")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, ownerFile)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// staleAfter is how old a plain copy's directory without an owner file
+// must be before it counts as left behind: its process may be between
+// creating the directory and locking the file.
+const staleAfter = 10 * time.Minute
+
+// sweepStale removes the plain copies that processes killed while using
+// an encrypted store left in tmp (snapply-store-* directories of this
+// user whose owner is gone), and returns how many it removed. It is best
+// effort: what it cannot read or lock, it leaves.
+func sweepStale(tmp string) int {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, tempPattern+"*"))
+	removed := 0
+	for _, dir := range dirs {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			if time.Since(fi.ModTime()) > staleAfter && os.RemoveAll(dir) == nil {
+				removed++
+			}
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.RemoveAll(dir) == nil {
+			removed++
+		}
+		f.Close()
+	}
+	return removed
 }

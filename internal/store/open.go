@@ -121,15 +121,19 @@ func Open(path string, opts Options) (*DB, error) {
 
 // encrypted is the state of a store used through a plain copy.
 type encrypted struct {
-	path string   // the encrypted file
-	dir  string   // the private directory of the plain copy
-	lock *os.File // held on path while open
-	key  []byte
+	path  string   // the encrypted file
+	dir   string   // the private directory of the plain copy
+	lock  *os.File // held on path while open
+	owner *os.File // held on dir's owner file while open (sweepStale)
+	key   []byte
 	// wasEncrypted: the file was encrypted when opened; with txID, the
 	// last transaction then, Close leaves a file nothing changed as it is.
 	wasEncrypted bool
 	txID         int
 }
+
+// tempPattern names the private directories of plain copies.
+const tempPattern = "snapply-store-"
 
 // openEncrypted opens the store at path (encrypted, or plain or missing
 // when it is to be written encrypted) through a plain copy in a private
@@ -139,7 +143,8 @@ func openEncrypted(path string, opts Options) (db *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "snapply-store-")
+	sweepStale(os.TempDir())
+	dir, err := os.MkdirTemp("", tempPattern)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
@@ -151,6 +156,9 @@ func openEncrypted(path string, opts Options) (db *DB, err error) {
 			enc.release()
 		}
 	}()
+	if enc.owner, err = holdDir(dir); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
 	plain := filepath.Join(dir, filepath.Base(path))
 	_, isEnc, err := EncryptedKeyID(path)
 	switch {
@@ -222,6 +230,9 @@ func copyPlain(src, dst string) error {
 // release removes the plain copy and unlocks the file.
 func (e *encrypted) release() error {
 	err := os.RemoveAll(e.dir)
+	if e.owner != nil {
+		e.owner.Close()
+	}
 	if cerr := e.lock.Close(); err == nil {
 		err = cerr
 	}
