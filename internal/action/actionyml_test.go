@@ -57,7 +57,7 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 	}
 	inputs := []string{InputPath, InputMode, InputKubeconfig, InputContext, InputName, InputInventoryNamespace,
 		InputGitHubToken, InputStore, InputPrune, InputWait, InputTimeout, InputForceConflicts, InputAllowDestructive,
-		InputComment, InputRollbackTo, InputScope, InputRequireReviewed, InputStoreKey, InputAllowPublicStore, InputFailOn, InputPolicy, InputRevalidate}
+		InputComment, InputRollbackTo, InputScope, InputRequireReviewed, InputStoreKey, InputAllowPublicStore, InputFailOn, InputPolicy, InputRevalidate, InputOrphans}
 	for _, in := range inputs {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %s is read by the code but not declared", in)

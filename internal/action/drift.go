@@ -41,7 +41,7 @@ func (r *run) drift(ctx context.Context, eng *engine.Engine, t engine.Target) er
 	var rep *drift.Report
 	err := Group(r.a, "snapply drift: render, snapshot, compare with git", func() error {
 		var err error
-		if rep, err = eng.Drift(ctx, t, r.options(), engine.DriftOptions{}); err == nil {
+		if rep, err = eng.Drift(ctx, t, r.options(), engine.DriftOptions{Orphans: r.cfg.Inputs.Orphans}); err == nil {
 			err = report.DriftText(r.deps.Log, rep, report.DefaultTextOptions())
 		}
 		return err

@@ -39,6 +39,7 @@ const (
 	InputFailOn             = "fail-on"
 	InputPolicy             = "policy"
 	InputRevalidate         = "revalidate"
+	InputOrphans            = "orphans"
 )
 
 // Inputs are the action's inputs, parsed. An input left empty takes its
@@ -105,6 +106,10 @@ type Inputs struct {
 	// Revalidate dry-runs every object, also those the record of the last
 	// apply shows to be unchanged.
 	Revalidate bool
+	// Orphans makes a drift run also report the objects of the managed
+	// namespaces that no inventory and no owner claims (snapply drift
+	// --orphans): they count as drift.
+	Orphans bool
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
@@ -203,6 +208,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 	str(InputStoreKey, &in.StoreKey)
 	boolean(InputAllowPublicStore, &in.AllowPublicStore)
 	boolean(InputRevalidate, &in.Revalidate)
+	boolean(InputOrphans, &in.Orphans)
 	str(InputRollbackTo, &in.RollbackTo)
 	str(InputPolicy, &in.Policy)
 	str(InputScope, &in.Scope)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/snapply/snapply/internal/github/githubtest"
@@ -206,5 +207,30 @@ func TestActionPolicySyntaxErrorIsAnnotated(t *testing.T) {
 	}
 	if !strings.Contains(res.stdout, "::error file=policies/bad.rego,line=5,title=snapply%3A policy does not compile::rego_parse_error: ") {
 		t.Errorf("no error annotation on the policy's file and line:\n%s", res.stdout)
+	}
+}
+
+// TestActionDriftOrphans: with the orphans input, an object of a managed
+// namespace that nothing claims is drift; without it, it is not.
+func TestActionDriftOrphans(t *testing.T) {
+	ns := env.Namespace(t)
+	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
+	if res := applyIn(t, ns, filepath.Join(t.TempDir(), "a.db"), r.workspace, "--wait=false"); res.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns}, Data: map[string]string{"k": "v"}}
+	if _, err := clientset(t).CoreV1().ConfigMaps(ns).Create(context.Background(), stray, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := r.run("schedule", nil)
+	if res.code != 0 || r.output("drifted") != "false" || len(r.gh.Issues()) != 0 {
+		t.Fatalf("without orphans: exit %d, drifted %q, issues %+v\n%s%s", res.code, r.output("drifted"), r.gh.Issues(), res.stdout, res.stderr)
+	}
+	res = r.run("schedule", map[string]string{"INPUT_ORPHANS": "true"})
+	if res.code != 0 || r.output("drifted") != "true" || r.output("drift-count") != "1" {
+		t.Fatalf("with orphans: exit %d, drifted %q, drift-count %q\n%s%s", res.code, r.output("drifted"), r.output("drift-count"), res.stdout, res.stderr)
+	}
+	if is := r.gh.Issues(); len(is) != 1 || !strings.Contains(is[0].Body, "`configmap/stray -n "+ns+"`") {
+		t.Errorf("with orphans: the drift issue does not name the orphan: %+v", is)
 	}
 }
