@@ -267,7 +267,7 @@ func TestLoadInventoryRefusesToAdopt(t *testing.T) {
 			if err == nil {
 				t.Fatalf("LoadInventory() = %+v, want an error", inv)
 			}
-			if diff := cmp.Diff(strings.ReplaceAll(tt.want, "NS", ns), err.Error()); diff != "" {
+			if diff := cmp.Diff(strings.Replace(tt.want, "inventory NS/", "inventory "+ns+"/", 1), err.Error()); diff != "" {
 				t.Errorf("LoadInventory() error (-want +got):\n%s", diff)
 			}
 			if strings.Contains(err.Error(), "hunter2") {
