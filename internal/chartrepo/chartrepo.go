@@ -4,7 +4,9 @@
 // into a cache directory, named by its digest; the lock file (snapply.lock,
 // next to the kustomization that lists the chart) records chart -> version
 // -> sha256, so that plan and apply render the same bytes. Only
-// `snapply lock` writes the lock file.
+// `snapply lock` writes the lock file. Private repositories and
+// registries are read with the credentials Helm and Docker keep
+// (Credentials).
 package chartrepo
 
 import (
@@ -22,6 +24,9 @@ import (
 	"strings"
 	"time"
 
+	gname "github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"sigs.k8s.io/yaml"
 )
 
@@ -51,7 +56,11 @@ type Fetcher struct {
 	// CacheDir holds downloaded charts, one file per digest.
 	CacheDir string
 	// Client makes the requests; nil means a client with a 60s timeout.
+	// Only its Transport is used for OCI registries.
 	Client *http.Client
+	// Credentials say where credentials for private repositories and
+	// registries are read from; the zero value reads none.
+	Credentials Credentials
 }
 
 // DefaultCacheDir returns where charts are cached: $SNAPPLY_CHART_CACHE,
@@ -170,34 +179,38 @@ func (f *Fetcher) client() *http.Client {
 	return &http.Client{Timeout: 60 * time.Second}
 }
 
-// get GETs u with the given Accept header and returns the body of a 200.
-func (f *Fetcher) get(ctx context.Context, u, accept, token string) ([]byte, *http.Response, error) {
+// get GETs u, with auth's credentials when they are for u's host, and
+// returns the body of a 200.
+func (f *Fetcher) get(ctx context.Context, u string, auth *repoAuth) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	auth.apply(req)
 	resp, err := f.client().Do(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxChartSize+1))
 	if err != nil {
-		return nil, resp, err
+		return nil, err
 	}
 	if len(b) > maxChartSize {
-		return nil, resp, fmt.Errorf("GET %s: larger than %d MiB", redactURL(u), maxChartSize>>20)
+		return nil, fmt.Errorf("GET %s: larger than %d MiB", redactURL(u), maxChartSize>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, resp, fmt.Errorf("GET %s: %s", redactURL(u), resp.Status)
+		msg := fmt.Sprintf("GET %s: %s", redactURL(u), resp.Status)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			if auth == nil {
+				msg += ": the repository wants credentials: add it with `helm repo add NAME URL --username ... --password ...` (Helm's repositories.yaml), which snapply reads"
+			} else {
+				msg += ": the repository refuses the username and password of Helm's repositories.yaml"
+			}
+		}
+		return nil, errors.New(msg)
 	}
-	return b, resp, nil
+	return b, nil
 }
 
 // index is the part of a chart repository's index.yaml that is read.
@@ -212,9 +225,13 @@ type index struct {
 func (f *Fetcher) fetchHTTP(ctx context.Context, repo, name, version string) ([]byte, error) {
 	base, err := url.Parse(strings.TrimSuffix(repo, "/") + "/")
 	if err != nil {
-		return nil, fmt.Errorf("repo %q: %w", repo, err)
+		return nil, fmt.Errorf("repo %q: %w", redactURL(repo), err)
 	}
-	b, _, err := f.get(ctx, base.JoinPath("index.yaml").String(), "", "")
+	auth, err := f.Credentials.repositoryAuth(repo)
+	if err != nil {
+		return nil, err
+	}
+	b, err := f.get(ctx, base.JoinPath("index.yaml").String(), auth)
 	if err != nil {
 		return nil, err
 	}
@@ -230,41 +247,44 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, repo, name, version string) ([]
 		if err != nil {
 			return nil, fmt.Errorf("%s: index.yaml: url %q: %w", redactURL(repo), e.URLs[0], err)
 		}
-		b, _, err := f.get(ctx, u.String(), "", "")
-		return b, err
+		return f.get(ctx, u.String(), auth)
 	}
 	return nil, fmt.Errorf("%s: no chart %s version %s in index.yaml", redactURL(repo), name, version)
 }
 
-// The media types of a Helm chart in an OCI registry.
-const (
-	ociManifestType   = "application/vnd.oci.image.manifest.v1+json"
-	helmChartLayerTyp = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
-)
+// helmChartLayerType is the media type of a Helm chart's layer in an OCI
+// registry.
+const helmChartLayerType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 
-// fetchOCI downloads a chart from an OCI registry: the manifest of tag
-// version in repository <path>/<name>, then its chart layer. An anonymous
-// bearer token is asked for when the registry wants one.
+// ociTimeout bounds the download of one chart from an OCI registry.
+const ociTimeout = 5 * time.Minute
+
+// fetchOCI downloads a chart from an OCI registry with
+// go-containerregistry: the manifest of tag version in repository
+// <path>/<name>, then its chart layer (checked against its digest). The
+// credentials for the registry come from f.Credentials; without any, the
+// pull is anonymous (with the anonymous token a registry may hand out).
+// localhost and loopback registries are spoken to over plain HTTP.
 func (f *Fetcher) fetchOCI(ctx context.Context, repo, name, version string) ([]byte, error) {
-	ref := strings.TrimPrefix(strings.TrimSuffix(repo, "/"), "oci://")
-	host, path, _ := strings.Cut(ref, "/")
-	repository := strings.TrimPrefix(path+"/"+name, "/")
-	scheme := "https"
-	if strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.0.0.1") || strings.HasPrefix(host, "[::1]") {
-		scheme = "http"
-	}
-	base := scheme + "://" + host + "/v2/" + repository
+	ctx, cancel := context.WithTimeout(ctx, ociTimeout)
+	defer cancel()
 	tag := strings.ReplaceAll(version, "+", "_") // OCI tags cannot hold '+'; helm pushes '_'
-	var token string
-	b, resp, err := f.get(ctx, base+"/manifests/"+tag, ociManifestType, "")
-	if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-		if token, err = f.anonymousToken(ctx, resp.Header.Get("WWW-Authenticate")); err != nil {
-			return nil, fmt.Errorf("%s: %w", repo, err)
-		}
-		b, _, err = f.get(ctx, base+"/manifests/"+tag, ociManifestType, token)
-	}
+	where := Key(repo, name) + ":" + tag
+	ref, err := gname.NewTag(strings.TrimPrefix(Key(repo, name), "oci://")+":"+tag, gname.StrictValidation)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %v", where, oneLine(err.Error()))
+	}
+	auth, from, err := f.Credentials.registryAuth(ref.Context())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithUserAgent("snapply")}
+	if f.Client != nil && f.Client.Transport != nil {
+		opts = append(opts, remote.WithTransport(f.Client.Transport))
+	}
+	desc, err := remote.Get(ref, opts...)
+	if err != nil {
+		return nil, ociError(where, ref.RegistryStr(), from, err)
 	}
 	var m struct {
 		Layers []struct {
@@ -272,64 +292,48 @@ func (f *Fetcher) fetchOCI(ctx context.Context, repo, name, version string) ([]b
 			Digest    string `json:"digest"`
 		} `json:"layers"`
 	}
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s:%s: manifest: %v", Key(repo, name), tag, oneLine(err.Error()))
+	if err := yaml.Unmarshal(desc.Manifest, &m); err != nil {
+		return nil, fmt.Errorf("%s: manifest: %v", where, oneLine(err.Error()))
 	}
 	for _, l := range m.Layers {
-		if l.MediaType != helmChartLayerTyp {
+		if l.MediaType != helmChartLayerType {
 			continue
 		}
-		blob, _, err := f.get(ctx, base+"/blobs/"+l.Digest, "", token)
+		layer, err := remote.Layer(ref.Context().Digest(l.Digest), opts...)
 		if err != nil {
-			return nil, err
+			return nil, ociError(where, ref.RegistryStr(), from, err)
+		}
+		rc, err := layer.Compressed()
+		if err != nil {
+			return nil, ociError(where, ref.RegistryStr(), from, err)
+		}
+		defer rc.Close()
+		blob, err := io.ReadAll(io.LimitReader(rc, maxChartSize+1))
+		if err != nil {
+			return nil, ociError(where, ref.RegistryStr(), from, err)
+		}
+		if len(blob) > maxChartSize {
+			return nil, fmt.Errorf("%s: the chart is larger than %d MiB", where, maxChartSize>>20)
 		}
 		if Digest(blob) != l.Digest {
-			return nil, fmt.Errorf("%s:%s: the chart layer does not match its digest %s", Key(repo, name), tag, l.Digest)
+			return nil, fmt.Errorf("%s: the chart layer does not match its digest %s", where, l.Digest)
 		}
 		return blob, nil
 	}
-	return nil, fmt.Errorf("%s:%s: no Helm chart layer (%s) in the manifest", Key(repo, name), tag, helmChartLayerTyp)
+	return nil, fmt.Errorf("%s: no Helm chart layer (%s) in the manifest", where, helmChartLayerType)
 }
 
-// bearerParam matches one parameter of a WWW-Authenticate challenge.
-var bearerParam = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
-// anonymousToken asks the registry's token service named in a Bearer
-// challenge for an anonymous pull token.
-func (f *Fetcher) anonymousToken(ctx context.Context, challenge string) (string, error) {
-	if !strings.HasPrefix(strings.ToLower(challenge), "bearer ") {
-		return "", errors.New("the registry wants credentials (only anonymous pulls are supported)")
-	}
-	params := map[string]string{}
-	for _, m := range bearerParam.FindAllStringSubmatch(challenge, -1) {
-		params[m[1]] = m[2]
-	}
-	u, err := url.Parse(params["realm"])
-	if err != nil || params["realm"] == "" {
-		return "", errors.New("the registry's token challenge has no realm")
-	}
-	q := u.Query()
-	for _, k := range []string{"service", "scope"} {
-		if params[k] != "" {
-			q.Set(k, params[k])
+// ociError says in one line why a registry request failed, and, when the
+// registry refused, whose credentials it refused or how to give some.
+func ociError(where, host, from string, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) && (terr.StatusCode == http.StatusUnauthorized || terr.StatusCode == http.StatusForbidden) {
+		if from == "" {
+			return fmt.Errorf("%s: the registry refuses an anonymous pull (%d %s): %s", where, terr.StatusCode, http.StatusText(terr.StatusCode), loginHint(host))
 		}
+		return fmt.Errorf("%s: the registry refuses the credentials for %s from %s (%d %s)", where, host, from, terr.StatusCode, http.StatusText(terr.StatusCode))
 	}
-	u.RawQuery = q.Encode()
-	b, _, err := f.get(ctx, u.String(), "", "")
-	if err != nil {
-		return "", err
-	}
-	var tok struct {
-		Token       string `json:"token"`
-		AccessToken string `json:"access_token"`
-	}
-	if err := yaml.Unmarshal(b, &tok); err != nil {
-		return "", err
-	}
-	if tok.Token != "" {
-		return tok.Token, nil
-	}
-	return tok.AccessToken, nil
+	return fmt.Errorf("%s: %v", where, oneLine(err.Error()))
 }
 
 // redactURL drops the user information of a URL for messages.

@@ -67,3 +67,18 @@ func TestLockRoundTrip(t *testing.T) {
 		t.Errorf("a lock file with an unknown field: err = %v, want one line", err)
 	}
 }
+
+func TestDefaultCredentials(t *testing.T) {
+	t.Setenv("HELM_CONFIG_HOME", "/helm")
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	got := DefaultCredentials(env(nil))
+	want := Credentials{RegistryConfig: "/helm/registry/config.json", RepositoryConfig: "/helm/repositories.yaml", Docker: true}
+	if got != want {
+		t.Errorf("Helm's defaults: got %+v, want %+v", got, want)
+	}
+	got = DefaultCredentials(env(map[string]string{"HELM_REGISTRY_CONFIG": "/r.json", "HELM_REPOSITORY_CONFIG": "/repos.yaml"}))
+	want = Credentials{RegistryConfig: "/r.json", RepositoryConfig: "/repos.yaml", Docker: true}
+	if got != want {
+		t.Errorf("with Helm's variables: got %+v, want %+v", got, want)
+	}
+}

@@ -10,7 +10,7 @@ import (
 // remoteCharts is where a run fetches remote Helm charts: the chart cache
 // of the environment.
 func (e *Engine) remoteCharts() *render.RemoteCharts {
-	return &render.RemoteCharts{Fetcher: &chartrepo.Fetcher{CacheDir: chartrepo.DefaultCacheDir(e.getenv)}}
+	return &render.RemoteCharts{Fetcher: &chartrepo.Fetcher{CacheDir: chartrepo.DefaultCacheDir(e.getenv), Credentials: chartrepo.DefaultCredentials(e.getenv)}}
 }
 
 // LockCharts renders path without a cluster, downloading every remote Helm

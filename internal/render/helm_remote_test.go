@@ -1,9 +1,7 @@
 package render
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -20,6 +18,7 @@ import (
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/snapply/snapply/internal/chartrepo"
+	"github.com/snapply/snapply/internal/chartrepo/chartrepotest"
 )
 
 // packageChart packages the demo chart at version with greeting as its
@@ -86,48 +85,6 @@ func (s *chartServer) set(version string, tgz []byte) {
 	s.charts[version] = tgz
 }
 
-// pushOCI pushes a chart to an OCI registry as `helm push` lays it out: a
-// config blob, one chart layer, an OCI manifest tagged with the version.
-func pushOCI(t *testing.T, base, repo, tag string, tgz []byte) {
-	t.Helper()
-	blob := func(b []byte) string {
-		d := chartrepo.Digest(b)
-		resp, err := http.Post(base+"/v2/"+repo+"/blobs/uploads/", "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		loc := resp.Header.Get("Location")
-		if !strings.HasPrefix(loc, "http") {
-			loc = base + loc
-		}
-		sep := "?"
-		if strings.Contains(loc, "?") {
-			sep = "&"
-		}
-		req, _ := http.NewRequest(http.MethodPut, loc+sep+"digest="+d, bytes.NewReader(b))
-		if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
-			t.Fatalf("push blob: %v %v", err, resp)
-		}
-		resp.Body.Close()
-		return d
-	}
-	config := []byte(`{"name":"demo","version":"` + tag + `"}`)
-	manifest, _ := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
-		"config":        map[string]any{"mediaType": "application/vnd.cncf.helm.config.v1+json", "digest": blob(config), "size": len(config)},
-		"layers":        []any{map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "digest": blob(tgz), "size": len(tgz)}},
-	})
-	req, _ := http.NewRequest(http.MethodPut, base+"/v2/"+repo+"/manifests/"+tag, bytes.NewReader(manifest))
-	req.Header.Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("push manifest: %v %v", err, resp)
-	}
-	resp.Body.Close()
-}
-
 // renderRemote renders a kustomization with one remote chart entry, with a
 // chart cache of its own; with lock set, it records digests instead of
 // checking them and saves the lock file.
@@ -163,7 +120,7 @@ func TestRemoteCharts(t *testing.T) {
 	httpRepo.set("1.0.0", packageChart(t, "1.0.0", "from-http"))
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
-	pushOCI(t, reg.URL, "charts/demo", "1.0.0", packageChart(t, "1.0.0", "from-oci"))
+	chartrepotest.PushChart(t, reg.URL, "charts/demo", "1.0.0", packageChart(t, "1.0.0", "from-oci"))
 	ociRepo := "oci://" + strings.TrimPrefix(reg.URL, "http://") + "/charts"
 
 	for _, src := range []struct{ name, repo, greeting string }{
