@@ -160,7 +160,7 @@ func (c Credentials) repositoryAuth(repoURL string) (*repoAuth, error) {
 		}
 		u, err := url.Parse(want)
 		if err != nil {
-			return nil, fmt.Errorf("repo %q: %w", redactURL(repoURL), err)
+			return nil, fmt.Errorf("repo %q: %w", redactURL(repoURL), parseError(err))
 		}
 		return &repoAuth{username: e.Username, password: e.Password, host: u.Host, all: e.PassCredentialsAll}, nil
 	}

@@ -225,7 +225,7 @@ type index struct {
 func (f *Fetcher) fetchHTTP(ctx context.Context, repo, name, version string) ([]byte, error) {
 	base, err := url.Parse(strings.TrimSuffix(repo, "/") + "/")
 	if err != nil {
-		return nil, fmt.Errorf("repo %q: %w", redactURL(repo), err)
+		return nil, fmt.Errorf("repo %q: %w", redactURL(repo), parseError(err))
 	}
 	auth, err := f.Credentials.repositoryAuth(repo)
 	if err != nil {
@@ -245,7 +245,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, repo, name, version string) ([]
 		}
 		u, err := base.Parse(e.URLs[0])
 		if err != nil {
-			return nil, fmt.Errorf("%s: index.yaml: url %q: %w", redactURL(repo), e.URLs[0], err)
+			return nil, fmt.Errorf("%s: index.yaml: url %q: %w", redactURL(repo), redactURL(e.URLs[0]), parseError(err))
 		}
 		return f.get(ctx, u.String(), auth)
 	}
@@ -336,14 +336,30 @@ func ociError(where, host, from string, err error) error {
 	return fmt.Errorf("%s: %v", where, oneLine(err.Error()))
 }
 
+// userinfo matches the user information of a URL that does not parse.
+var userinfo = regexp.MustCompile(`://[^/@]*@`)
+
 // redactURL drops the user information of a URL for messages.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
+		return userinfo.ReplaceAllString(s, "://")
+	}
+	if u.User == nil {
 		return s
 	}
 	u.User = nil
 	return u.String()
+}
+
+// parseError drops the URL that a *url.Error repeats: it may hold a
+// password.
+func parseError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -82,3 +82,13 @@ func TestDefaultCredentials(t *testing.T) {
 		t.Errorf("with Helm's variables: got %+v, want %+v", got, want)
 	}
 }
+
+func TestURLErrorsHidePasswords(t *testing.T) {
+	for _, repo := range []string{"https://u:pa55word@charts.example.com/%zz", "https://u:pa55word@charts example.com/"} {
+		f := &Fetcher{CacheDir: t.TempDir()}
+		_, _, err := f.Fetch(t.Context(), repo, "demo", "1.0.0", "")
+		if err == nil || strings.Contains(err.Error(), "pa55word") {
+			t.Errorf("Fetch(%s) = %v, want an error without the password", repo, err)
+		}
+	}
+}
