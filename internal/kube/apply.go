@@ -54,6 +54,7 @@ func (c *Client) Resource(m *meta.RESTMapping, ns string) dynamic.ResourceInterf
 
 // Apply server-side applies obj with strict field validation and returns the
 // object as the server stored it, or would store it when opts.DryRun is set.
+// A transient failure (see Transient) is retried with ApplyBackoff.
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, m *meta.RESTMapping, opts ApplyOptions) (*unstructured.Unstructured, error) {
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
@@ -71,7 +72,12 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, m *m
 	if opts.DryRun {
 		po.DryRun = []string{metav1.DryRunAll}
 	}
-	out, err := c.Resource(m, obj.GetNamespace()).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, po)
+	var out *unstructured.Unstructured
+	_, err = retryTransient(ctx, ApplyBackoff, func() error {
+		var err error
+		out, err = c.Resource(m, obj.GetNamespace()).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, po)
+		return err
+	})
 	if err != nil {
 		return nil, Unreachable(c.Config.Host, err)
 	}
