@@ -76,9 +76,9 @@ func status(code int, reason, message string) func() (*http.Response, error) {
 // a failure that lasts is returned once the backoff is spent.
 func TestApplyRetriesTransientFailures(t *testing.T) {
 	ns := env.Namespace(t)
-	saved := kube.ApplyBackoff
-	kube.ApplyBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 4}
-	t.Cleanup(func() { kube.ApplyBackoff = saved })
+	saved := kube.RetryBackoff
+	kube.RetryBackoff = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 4}
+	t.Cleanup(func() { kube.RetryBackoff = saved })
 
 	f := &faults{}
 	cfg := rest.CopyConfig(env.Config)
@@ -136,7 +136,7 @@ func TestApplyRetriesTransientFailures(t *testing.T) {
 		t.Errorf("a 500 that is not a leader change: %d requests, %v; want 1 and an error", n, err)
 	}
 
-	// A failure that lasts: ApplyBackoff.Steps attempts, then its error.
+	// A failure that lasts: RetryBackoff.Steps attempts, then its error.
 	if n, err := apply(cm("d", "1"), false, reset, reset, reset, reset, reset); err == nil || n != 4 || !strings.Contains(err.Error(), "connection reset by peer") {
 		t.Errorf("lasting reset: %d requests, %v; want 4 and the reset", n, err)
 	}

@@ -54,7 +54,7 @@ func (c *Client) Resource(m *meta.RESTMapping, ns string) dynamic.ResourceInterf
 
 // Apply server-side applies obj with strict field validation and returns the
 // object as the server stored it, or would store it when opts.DryRun is set.
-// A transient failure (see Transient) is retried with ApplyBackoff.
+// A transient failure (see Transient) is retried (Retry).
 func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, m *meta.RESTMapping, opts ApplyOptions) (*unstructured.Unstructured, error) {
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
@@ -73,7 +73,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, m *m
 		po.DryRun = []string{metav1.DryRunAll}
 	}
 	var out *unstructured.Unstructured
-	_, err = retryTransient(ctx, ApplyBackoff, func() error {
+	_, err = Retry(ctx, func() error {
 		var err error
 		out, err = c.Resource(m, obj.GetNamespace()).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, po)
 		return err

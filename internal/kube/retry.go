@@ -12,13 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// ApplyBackoff paces the attempts of one server-side apply after transient
-// failures: 4 attempts, 0.25 s, 0.5 s and 1 s apart (with 20% jitter).
-// client-go itself only retries reads, and answers that carry Retry-After.
-var ApplyBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 4}
+// RetryBackoff paces the attempts of one request after transient failures
+// (Retry): 4 attempts, 0.25 s, 0.5 s and 1 s apart (with 20% jitter).
+// client-go itself only retries reads that meet a reset connection, and
+// answers that carry Retry-After.
+var RetryBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 4}
 
 // Transient reports whether err is a failure after which the same
-// server-side apply may simply be sent again: the connection was reset or
+// server-side apply, or the same read, may simply be sent again: the connection was reset or
 // closed mid-request (a load balancer, an API server restarting during a
 // control-plane upgrade), or the server answered 429 or 503, or a 500 from
 // an etcd leader change. Server-side apply is idempotent, so a retry after
@@ -50,10 +51,12 @@ func Transient(err error) bool {
 		strings.Contains(err.Error(), "http2: client connection lost") || strings.Contains(err.Error(), "http2: server sent GOAWAY")
 }
 
-// retryTransient calls f until it succeeds, fails for good or the backoff
-// is spent, waiting between attempts unless ctx ends; it returns f's last
-// error and the number of attempts.
-func retryTransient(ctx context.Context, b wait.Backoff, f func() error) (int, error) {
+// Retry calls f, a request that is safe to send again (a read, a
+// server-side apply), until it succeeds, fails for good (not Transient) or
+// RetryBackoff is spent, waiting between attempts unless ctx ends. It
+// returns the number of attempts and f's last error.
+func Retry(ctx context.Context, f func() error) (int, error) {
+	b := RetryBackoff
 	for attempt := 1; ; attempt++ {
 		err := f()
 		if err == nil || !Transient(err) || b.Steps <= 1 {

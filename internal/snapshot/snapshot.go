@@ -324,8 +324,13 @@ func list(ctx context.Context, c *kube.Client, t listTask, pageSize int64) ([]*u
 	requests := 0
 	opts := metav1.ListOptions{Limit: pageSize}
 	for {
-		l, err := res.List(ctx, opts)
-		requests++
+		var l *unstructured.UnstructuredList
+		n, err := kube.Retry(ctx, func() error {
+			var err error
+			l, err = res.List(ctx, opts)
+			return err
+		})
+		requests += n
 		if err != nil {
 			if apierrors.IsResourceExpired(err) && opts.Continue != "" {
 				// The continue token expired: start over.

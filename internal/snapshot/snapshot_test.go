@@ -3,9 +3,13 @@ package snapshot_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -170,3 +174,52 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestTransientListFailuresAreRetried: a LIST page that meets a 503 (an
+// API server briefly overloaded, or restarting behind its load balancer)
+// is asked for again, and the snapshot is complete.
+func TestTransientListFailuresAreRetried(t *testing.T) {
+	_, ns := setup(t)
+	saved := kube.RetryBackoff
+	kube.RetryBackoff.Duration = time.Millisecond
+	t.Cleanup(func() { kube.RetryBackoff = saved })
+	var mu sync.Mutex
+	failed := 0
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			fail := req.Method == http.MethodGet && req.URL.Path == "/api/v1/namespaces/"+ns+"/configmaps" && failed < 2
+			if fail {
+				failed++
+			}
+			mu.Unlock()
+			if !fail {
+				return rt.RoundTrip(req)
+			}
+			return &http.Response{
+				StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable",
+				Header: http.Header{"Content-Type": []string{"application/json"}},
+				Body:   io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"the server is currently unable to handle the request","reason":"ServiceUnavailable","code":503}`)),
+			}, nil
+		})
+	})
+	c, err := kube.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := snapshot.DefaultOptions()
+	opts.PageSize = 2
+	res, err := snapshot.Capture(context.Background(), c, []object.Ref{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cm-0"}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"configmap/cm-0 -n " + ns, "configmap/cm-1 -n " + ns, "configmap/cm-2 -n " + ns, "secret/other -n " + ns}
+	if got := names(res); !slices.Equal(got, want) || failed != 2 {
+		t.Errorf("after %d failed LISTs: %v, want %v", failed, got, want)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
