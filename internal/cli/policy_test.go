@@ -130,3 +130,65 @@ func TestPolicySyntaxErrorIsOneLine(t *testing.T) {
 		t.Errorf("stderr: %q", r.stderr)
 	}
 }
+
+// TestPolicyDeleteRuleBlocksThePrune: a deny_delete rule stops the apply
+// that would prune the object it protects, and nothing changes; the
+// shipped rules, written for manifests, never judge a delete.
+func TestPolicyDeleteRuleBlocksThePrune(t *testing.T) {
+	ns := env.Namespace(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	both := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: keep, namespace: NS, labels: {protect: "true"}}
+data: {k: v}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other, namespace: NS}
+data: {k: v}
+`
+	if r := applyIn(t, ns, db, manifests(t, ns, map[string]string{"cms.yaml": both}), "--wait=false"); r.code != 0 {
+		t.Fatalf("first apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	policies := manifests(t, ns, map[string]string{"protect.rego": `package main
+
+deny_delete contains msg if {
+	input.metadata.labels.protect == "true"
+	msg := sprintf("%s/%s is protected: remove its protect label first", [input.kind, input.metadata.name])
+}
+`})
+	// Only "other" is left in git: "keep" would be pruned.
+	dir := manifests(t, ns, map[string]string{"cms.yaml": strings.SplitN(both, "---\n", 2)[1]})
+	r := snapply(t, "plan", dir, "--store", db, "--name", ns, "--inventory-namespace", ns, "--policy", policies, "-o", "json")
+	var p struct {
+		Changes []struct {
+			Ref    struct{ Name string }
+			Action string
+			Policy []struct{ Rule, Level, Message string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		t.Fatalf("plan: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	var verdicts []string
+	for _, c := range p.Changes {
+		for _, v := range c.Policy {
+			verdicts = append(verdicts, c.Ref.Name+" "+c.Action+" "+v.Level+" "+v.Rule+": "+v.Message)
+		}
+	}
+	if want := "keep delete deny deny_delete: ConfigMap/keep is protected: remove its protect label first"; len(verdicts) != 1 || verdicts[0] != want {
+		t.Errorf("plan verdicts %q, want [%s]", verdicts, want)
+	}
+	r = applyIn(t, ns, db, dir, "--policy", policies, "--wait=false")
+	if want := "error: configmap/keep -n " + ns + ": denied by policy deny_delete: ConfigMap/keep is protected"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("apply: exit %d, want 1 and %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+	if _, err := clientset(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "keep", metav1.GetOptions{}); err != nil {
+		t.Errorf("the protected ConfigMap: %v", err)
+	}
+	// The shipped rules judge no delete.
+	r = applyIn(t, ns, db, dir, "--policy", examplePolicies, "--wait=false")
+	if r.code != 0 || !strings.Contains(r.stdout, "pruned") {
+		t.Errorf("apply with the example policies: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/plan"
 	"github.com/snapply/snapply/internal/policy"
 )
 
@@ -26,9 +27,10 @@ func (e *Engine) loadPolicies(ctx context.Context, o Options) (*policy.Set, erro
 	return set, nil
 }
 
-// evalPolicies adds the verdicts of the policies to every planned object
-// that is desired: the object as rendered (Secret values redacted), its
-// action, and the live object of the snapshot (redacted too).
+// evalPolicies adds the verdicts of the policies to every planned object:
+// a desired one with the object as rendered (Secret values redacted), its
+// action, and the live object of the snapshot (redacted too); one the plan
+// deletes with its live object, for the delete rules.
 func (p *Prepared) evalPolicies(ctx context.Context) error {
 	if p.policies == nil {
 		return nil
@@ -43,13 +45,19 @@ func (p *Prepared) evalPolicies(ctx context.Context) error {
 	n := 0
 	for i := range p.Plan.Changes {
 		c := &p.Plan.Changes[i]
-		d, ok := desired[c.Ref.Key()]
-		if !ok {
-			continue // a delete: no desired object to judge
-		}
-		in := policy.Input{Object: redact(d.Obj).Object, Action: c.Action}
+		in := policy.Input{Action: c.Action}
 		if l := live[c.Ref.Key()]; l != nil {
 			in.Live = redact(l).Object
+		}
+		if d, ok := desired[c.Ref.Key()]; ok {
+			in.Object = redact(d.Obj).Object
+		} else if c.Action == plan.Delete && (in.Live != nil || c.Before != nil) {
+			if in.Live == nil {
+				in.Live = redact(c.Before).Object
+			}
+			in.Object = in.Live
+		} else {
+			continue
 		}
 		res, err := p.policies.Eval(ctx, in)
 		if err != nil {

@@ -18,6 +18,13 @@
 //	data.snapply.action   the plan's action: create, update, unchanged, ...
 //	data.snapply.live     the live object, or null when it does not exist
 //
+// An object the plan deletes (prunes) is judged only by the delete rules:
+// deny_delete, violation_delete and warn_delete, and the rules whose names
+// start with one of them and "_". Its input is the live object, and its
+// action "delete". Delete rules judge nothing else, and the other rules
+// never see a delete: a rule written for manifests must not block removing
+// the very objects it rejects.
+//
 // The modules are parsed and compiled once per Set.
 package policy
 
@@ -161,7 +168,7 @@ func oneError(err error) error {
 
 // Input is one object to evaluate.
 type Input struct {
-	// Object is the desired object (input).
+	// Object is the desired object (input); for a delete, the live one.
 	Object map[string]any
 	// Action is the plan's action for it (data.snapply.action).
 	Action plan.Action
@@ -201,7 +208,7 @@ func (s *Set) Eval(ctx context.Context, in Input) ([]plan.PolicyResult, error) {
 			}
 			for rule, v := range doc {
 				level, ok := levelOf(rule)
-				if !ok {
+				if !ok || IsDeleteRule(rule) != (in.Action == plan.Delete) {
 					continue
 				}
 				for _, msg := range messages(v) {
@@ -223,6 +230,18 @@ func (s *Set) Eval(ctx context.Context, in Input) ([]plan.PolicyResult, error) {
 		return strings.Compare(a.Message, b.Message)
 	})
 	return out, nil
+}
+
+// IsDeleteRule reports whether rule judges the objects a plan deletes:
+// deny_delete, violation_delete, warn_delete, or one of them followed by
+// "_" and more.
+func IsDeleteRule(rule string) bool {
+	for _, p := range []string{"deny_delete", "violation_delete", "warn_delete"} {
+		if rule == p || strings.HasPrefix(rule, p+"_") {
+			return true
+		}
+	}
+	return false
 }
 
 // levelOf maps a rule name to its level, as conftest does.

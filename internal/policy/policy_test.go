@@ -162,6 +162,60 @@ warn_scale contains msg if {
 	}
 }
 
+// TestDeleteRules: an object the plan deletes is judged by the delete
+// rules only, and those rules judge nothing else.
+func TestDeleteRules(t *testing.T) {
+	dir := write(t, map[string]string{"p.rego": `package main
+
+deny contains msg if {
+	input.kind == "PersistentVolumeClaim"
+	not input.metadata.labels.owner
+	msg := "no owner label"
+}
+
+deny_delete contains msg if {
+	input.kind == "PersistentVolumeClaim"
+	msg := sprintf("%s: deleting it deletes its volume", [input.metadata.name])
+}
+
+warn_delete_config contains msg if {
+	input.kind == "ConfigMap"
+	data.snapply.action == "delete"
+	msg := "a ConfigMap goes"
+}
+`})
+	set, err := policy.Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvc := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": map[string]any{"name": "data"}}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}
+	for _, c := range []struct {
+		obj    map[string]any
+		action plan.Action
+		want   []plan.PolicyResult
+	}{
+		{pvc, plan.Create, []plan.PolicyResult{{Rule: "deny", Level: plan.PolicyDeny, Message: "no owner label"}}},
+		{pvc, plan.Unchanged, []plan.PolicyResult{{Rule: "deny", Level: plan.PolicyDeny, Message: "no owner label"}}},
+		{pvc, plan.Delete, []plan.PolicyResult{{Rule: "deny_delete", Level: plan.PolicyDeny, Message: "data: deleting it deletes its volume"}}},
+		{cm, plan.Delete, []plan.PolicyResult{{Rule: "warn_delete_config", Level: plan.PolicyWarn, Message: "a ConfigMap goes"}}},
+		{cm, plan.Update, nil},
+	} {
+		res, err := set.Eval(context.Background(), policy.Input{Object: c.obj, Action: c.action, Live: c.obj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != len(c.want) || (len(res) > 0 && res[0] != c.want[0]) {
+			t.Errorf("%s %s: verdicts %+v, want %+v", c.action, c.obj["kind"], res, c.want)
+		}
+	}
+	for rule, want := range map[string]bool{"deny_delete": true, "warn_delete_pvc": true, "violation_delete": true, "deny_deleted": false, "deny": false, "warn_no_delete": false} {
+		if got := policy.IsDeleteRule(rule); got != want {
+			t.Errorf("IsDeleteRule(%q) = %v", rule, got)
+		}
+	}
+}
+
 // BenchmarkExamplePolicies evaluates the shipped policies on one
 // Deployment: the cost per object of --policy examples/policies.
 func BenchmarkExamplePolicies(b *testing.B) {
