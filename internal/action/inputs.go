@@ -25,6 +25,7 @@ const (
 	InputInventoryNamespace = "inventory-namespace"
 	InputGitHubToken        = "github-token"
 	InputStore              = "store"
+	InputUploadStore        = "upload-store"
 	InputPrune              = "prune"
 	InputWait               = "wait"
 	InputTimeout            = "timeout"
@@ -69,6 +70,10 @@ type Inputs struct {
 	// artifact upload step resolves it against the workspace on the host.
 	// Config.StoreFile is the file to open.
 	Store string
+	// UploadStore is the upload-store input: the action's upload step
+	// uploads the store (and the HTML plan) as the run's artifact. When
+	// false, the comment does not link an artifact that is not there.
+	UploadStore bool
 	// Prune deletes the inventory's objects that are no longer desired.
 	Prune bool
 	// Wait waits for readiness after apply.
@@ -114,7 +119,7 @@ type Inputs struct {
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
 // auto, name "snapply" and inventory namespace "default" (as the CLI),
-// store "snapply.db", prune, wait, a 5-minute timeout, no force, no
+// store "snapply.db" uploaded as an artifact, prune, wait, a 5-minute timeout, no force, no
 // destructive prune, a comment, and the namespaces scope.
 func DefaultInputs() Inputs {
 	return Inputs{
@@ -123,6 +128,7 @@ func DefaultInputs() Inputs {
 		Name:               "snapply",
 		InventoryNamespace: "default",
 		Store:              "snapply.db",
+		UploadStore:        true,
 		Prune:              true,
 		Wait:               true,
 		Timeout:            5 * time.Minute,
@@ -188,6 +194,7 @@ func readInputs(a *githubactions.Action) (Inputs, error) {
 		in.GitHubToken = strings.TrimSpace(a.Getenv("GITHUB_TOKEN"))
 	}
 	str(InputStore, &in.Store)
+	boolean(InputUploadStore, &in.UploadStore)
 	boolean(InputPrune, &in.Prune)
 	boolean(InputWait, &in.Wait)
 	if v := getInput(a, InputTimeout); v != "" {

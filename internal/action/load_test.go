@@ -368,7 +368,7 @@ func TestLoadInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Inputs{
-			Path: ".", Mode: "auto", Name: "snapply", InventoryNamespace: "default", Store: "snapply.db",
+			Path: ".", Mode: "auto", Name: "snapply", InventoryNamespace: "default", Store: "snapply.db", UploadStore: true,
 			Prune: true, Wait: true, Timeout: 5 * time.Minute, Comment: true, Scope: "namespaces",
 		}
 		if diff := cmp.Diff(want, cfg.Inputs); diff != "" {
@@ -383,7 +383,7 @@ func TestLoadInputs(t *testing.T) {
 		for name, v := range map[string]string{
 			InputPath: "overlays/prod", InputMode: "apply", InputKubeconfig: testKubeconfig,
 			InputContext: "prod", InputName: "prod", InputInventoryNamespace: "snapply-system",
-			InputGitHubToken: "ghs_0123456789abcdefTOKEN", InputStore: "state/prod.db",
+			InputGitHubToken: "ghs_0123456789abcdefTOKEN", InputStore: "state/prod.db", InputUploadStore: "false",
 			InputPrune: "false", InputWait: "False", InputTimeout: "90s", InputForceConflicts: "TRUE",
 			InputAllowDestructive: "true", InputComment: "false", InputRollbackTo: " 17 ", InputScope: "Cluster",
 		} {
@@ -396,7 +396,7 @@ func TestLoadInputs(t *testing.T) {
 		want := Inputs{
 			Path: "overlays/prod", Mode: "apply", Kubeconfig: testKubeconfig, Context: "prod", Name: "prod",
 			InventoryNamespace: "snapply-system", GitHubToken: "ghs_0123456789abcdefTOKEN", Store: "state/prod.db",
-			Prune: false, Wait: false, Timeout: 90 * time.Second, ForceConflicts: true, AllowDestructive: true,
+			UploadStore: false, Prune: false, Wait: false, Timeout: 90 * time.Second, ForceConflicts: true, AllowDestructive: true,
 			Comment: false, RollbackTo: "17", Scope: "cluster",
 		}
 		if diff := cmp.Diff(want, cfg.Inputs); diff != "" {
@@ -652,6 +652,30 @@ func TestLoadMasksTheStoreKey(t *testing.T) {
 	}
 	if !slices.Contains(r.masks(), key) {
 		t.Errorf("masks %q do not include the store key", r.masks())
+	}
+}
+
+// The upload-store input reaches the binary: on by default, off with
+// "false", and a value that is not a boolean is an error naming the input.
+func TestUploadStoreInput(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{{"", true}, {"true", true}, {"false", false}} {
+		r := newRunner(t, pushMain)
+		if tc.value != "" {
+			r.input(InputUploadStore, tc.value)
+		}
+		cfg, err := Load(r.action())
+		if err != nil {
+			t.Fatalf("upload-store %q: %v", tc.value, err)
+		}
+		if cfg.Inputs.UploadStore != tc.want {
+			t.Errorf("upload-store %q: UploadStore = %v, want %v", tc.value, cfg.Inputs.UploadStore, tc.want)
+		}
+	}
+	if _, err := Load(newRunner(t, pushMain).input(InputUploadStore, "sometimes").action()); err == nil || !strings.Contains(err.Error(), "input upload-store") {
+		t.Errorf("upload-store sometimes: %v, want an error naming the input", err)
 	}
 }
 

@@ -317,9 +317,9 @@ func (r *run) changeView(p *engine.Prepared) *graph.View {
 const MaxGraphNodes = 40
 
 // graphLink says where the full graph of the run is: the HTML plan in the
-// run's artifacts, or `snapply graph` outside a run.
+// run's artifacts when it is uploaded, else (empty) `snapply graph`.
 func (r *run) graphLink() string {
-	if u := r.cfg.RunURL(); u != "" {
+	if u := r.cfg.RunURL(); u != "" && r.uploadsPlanHTML() {
 		return "the full graph is in the HTML plan among [the run's artifacts](" + u + "#artifacts)"
 	}
 	return ""
@@ -545,10 +545,18 @@ func bulletList(lines []string) string {
 // current.
 func (r *run) header(sha string) string {
 	line := SourceLine(r.cfg.Event, sha, r.cfg.RunURL())
-	if r.outputs.PlanHTML != "" && r.cfg.RunURL() != "" {
+	if r.uploadsPlanHTML() && r.cfg.RunURL() != "" {
 		line = joinSentence(line, "[open the full plan]("+r.cfg.RunURL()+"#artifacts) ("+filepath.Base(r.outputs.PlanHTML)+" in the run's artifacts)")
 	}
 	return line
+}
+
+// uploadsPlanHTML reports that the HTML plan was written and the action's
+// upload step will put it into the run's artifact: the upload-store input
+// is on and the store may leave the runner (decideUpload). Only then does
+// a report link it.
+func (r *run) uploadsPlanHTML() bool {
+	return r.outputs.PlanHTML != "" && r.outputs.UploadStore && r.outputs.ArtifactName != "" && r.cfg.Inputs.UploadStore
 }
 
 // joinSentence joins two parts of the header line with " · ".

@@ -378,15 +378,24 @@ func TestActionRerunOfAnOlderApplyIsARollback(t *testing.T) {
 func TestActionRollbackToARunRestoresItsArtifact(t *testing.T) {
 	ns := env.Namespace(t)
 	r := newRunner(t, ns, map[string]string{"app.yaml": configMaps})
-	// Run 2001 applies v1 and its store becomes that run's artifact.
-	if res := r.run("push-main", map[string]string{"GITHUB_RUN_ID": "2001"}); res.code != 0 {
+	// Run 2001 applies v1 and its store becomes that run's artifact, under
+	// the name the run computed (the artifact-name output, which the
+	// action's upload step uses). The fixtures' repository is public.
+	if res := r.run("push-main", map[string]string{"GITHUB_RUN_ID": "2001", "INPUT_ALLOW-PUBLIC-STORE": "true"}); res.code != 0 {
 		t.Fatalf("v1: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	storeV1, err := os.ReadFile(filepath.Join(r.workspace, "snapply.db"))
+	if r.output("upload-store") != "true" {
+		t.Fatalf("run 2001 does not upload its store: upload-store = %q", r.output("upload-store"))
+	}
+	name := r.output("artifact-name")
+	if name == "" {
+		t.Fatal("run 2001 has no artifact-name output")
+	}
+	storeV1, err := os.ReadFile(filepath.Join(r.workspace, r.output("store-path")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.gh.AddArtifact(2001, "snapply-"+ns+"-2001-1", storeV1, false)
+	r.gh.AddArtifact(2001, name, storeV1, false)
 	// Run 2002 applies v2: b is gone, a changed, c added.
 	r.write(map[string]string{"app.yaml": strings.Replace(strings.Split(configMaps, "---\n")[0], `k: "1"`, `k: "v2"`, 1) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\n"})
 	if res := r.run("push-main", map[string]string{"GITHUB_RUN_ID": "2002"}); res.code != 0 {

@@ -156,41 +156,63 @@ func TestGraphColoursThePlan(t *testing.T) {
 }
 
 // TestActionPlanHasGraphAndHTML: on a pull request the action writes the
-// HTML plan next to the store (the plan-html output, for the artifact),
-// and the comment links it and draws the graph of the changes.
+// HTML plan next to the store (the plan-html output, for the artifact) and
+// the comment draws the graph of the changes. The comment links the HTML
+// plan in the run's artifacts only when the action uploads it: not in a
+// public repository without a store key, nor with upload-store: false.
 func TestActionPlanHasGraphAndHTML(t *testing.T) {
-	ns := env.Namespace(t)
-	r := newRunner(t, ns, map[string]string{"app.yaml": graphV1 + graphV2Changes})
-	res := r.run("pull_request-opened", nil)
-	if res.code != 0 {
-		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
-	}
-	if got := r.output("plan-html"); got != "snapply-plan.html" {
-		t.Errorf("plan-html = %q, want snapply-plan.html", got)
-	}
-	page := string(mustRead(t, filepath.Join(r.workspace, "snapply-plan.html")))
-	for _, want := range []string{`http-equiv="Content-Security-Policy"`, "deployment.apps/web -n " + ns, `<svg id="graph"`} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the HTML plan lacks %q", want)
-		}
-	}
-	if strings.Contains(page, "graph-test-secret-value") {
-		t.Error("the HTML plan holds a Secret value")
-	}
-	comments := r.gh.Comments(pullRequestFixture)
-	if len(comments) != 1 {
-		t.Fatalf("%d comments", len(comments))
-	}
-	body := comments[0].Body
-	for _, want := range []string{
-		"[open the full plan](https://github.example/o/r/actions/runs/1001#artifacts) (snapply-plan.html in the run's artifacts)",
-		"<details><summary>Graph: 5 objects changed or next to a change</summary>",
-		"```mermaid\nflowchart LR\n",
-		ns + "/Secret/creds (create)\"]:::create",
+	const link = "[open the full plan](https://github.example/o/r/actions/runs/1001#artifacts) (snapply-plan.html in the run's artifacts)"
+	for _, tc := range []struct {
+		name     string
+		inputs   map[string]string
+		wantLink bool
+	}{
+		// The fixtures' repository is public: without a key nothing is uploaded.
+		{"public without a store key", nil, false},
+		{"public with a store key", map[string]string{"INPUT_STORE-KEY": testKeyA}, true},
+		{"allow-public-store", map[string]string{"INPUT_ALLOW-PUBLIC-STORE": "true"}, true},
+		{"upload-store false", map[string]string{"INPUT_STORE-KEY": testKeyA, "INPUT_UPLOAD-STORE": "false"}, false},
 	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("comment lacks %q:\n%s", want, body)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			ns := env.Namespace(t)
+			r := newRunner(t, ns, map[string]string{"app.yaml": graphV1 + graphV2Changes})
+			res := r.run("pull_request-opened", tc.inputs)
+			if res.code != 0 {
+				t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+			}
+			if got := r.output("plan-html"); got != "snapply-plan.html" {
+				t.Errorf("plan-html = %q, want snapply-plan.html", got)
+			}
+			page := string(mustRead(t, filepath.Join(r.workspace, "snapply-plan.html")))
+			for _, want := range []string{`http-equiv="Content-Security-Policy"`, "deployment.apps/web -n " + ns, `<svg id="graph"`} {
+				if !strings.Contains(page, want) {
+					t.Errorf("the HTML plan lacks %q", want)
+				}
+			}
+			if strings.Contains(page, "graph-test-secret-value") {
+				t.Error("the HTML plan holds a Secret value")
+			}
+			comments := r.gh.Comments(pullRequestFixture)
+			if len(comments) != 1 {
+				t.Fatalf("%d comments", len(comments))
+			}
+			body := comments[0].Body
+			for _, want := range []string{
+				"<details><summary>Graph: 5 objects changed or next to a change</summary>",
+				"```mermaid\nflowchart LR\n",
+				ns + "/Secret/creds (create)\"]:::create",
+			} {
+				if !strings.Contains(body, want) {
+					t.Errorf("comment lacks %q:\n%s", want, body)
+				}
+			}
+			if got := strings.Contains(body, link); got != tc.wantLink {
+				t.Errorf("the comment links the HTML plan in the artifacts: %v, want %v (upload-store output %q)\n%s", got, tc.wantLink, r.output("upload-store"), body)
+			}
+			if !tc.wantLink && strings.Contains(body, "#artifacts") {
+				t.Errorf("the comment points to artifacts that are not uploaded:\n%s", body)
+			}
+		})
 	}
 }
 
