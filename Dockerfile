@@ -1,5 +1,8 @@
 # syntax=docker/dockerfile:1
-# snapply's container action image: a static binary on distroless.
+# snapply in a container: a static binary on distroless, for CI systems
+# other than GitHub Actions and for `docker run` (README, Install). The
+# GitHub Action does not use it: it is a composite action that runs the
+# binary on the runner.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -13,8 +16,8 @@ RUN CGO_ENABLED=0 go build -trimpath \
 
 FROM gcr.io/distroless/static-debian12
 COPY --from=build /out/snapply /usr/local/bin/snapply
-# GitHub runs container actions as root and mounts the workspace owned by
-# the runner: a non-root user could not write the store there.
+# Root, so that it can write into a mounted checkout whatever its owner's
+# uid; snapply gives the store it writes there to the directory's owner.
 USER 0:0
 ENTRYPOINT ["/usr/local/bin/snapply"]
 CMD ["action"]

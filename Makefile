@@ -56,10 +56,16 @@ actionlint:
 	"$$dir/actionlint-v1.7.12" -shellcheck= .github/workflows/*.yml docs/workflows/*.yml
 	if command -v shellcheck >/dev/null; then shellcheck -e SC1091 scripts/*.sh hack/*.sh hack/lib/*.sh; fi
 
-# The README's workflow is docs/workflows/plan-and-apply.yml, copied exactly.
+# Each workflow the README shows under a `<!-- workflow: docs/workflows/F.yml -->`
+# marker (plan-and-apply.yml, rollback.yml) is that file, copied exactly
+# (a block indented in a list is compared without its indentation).
 docs-check:
-	awk '/^<!-- workflow: docs\/workflows\/plan-and-apply.yml -->/{f=1; next} f && /^```yaml/{p=1; next} p && /^```/{exit} p' README.md > .readme-workflow.tmp; \
-	if ! diff -u docs/workflows/plan-and-apply.yml .readme-workflow.tmp; then rm -f .readme-workflow.tmp; echo "README's workflow differs from docs/workflows/plan-and-apply.yml: copy it" >&2; exit 1; fi; \
+	files=$$(sed -n 's|^ *<!-- workflow: \(docs/workflows/[a-z0-9-]*\.yml\) -->$$|\1|p' README.md); \
+	[ -n "$$files" ] || { echo "README shows no workflow of docs/workflows" >&2; exit 1; }; \
+	for f in $$files; do \
+	  awk -v m="<!-- workflow: $$f -->" '{ t = $$0; sub(/^ */, "", t) } t == m { f = 1; next } f && t ~ /^```yaml/ { p = 1; ind = index($$0, "`") - 1; next } p && t ~ /^```/ { exit } p { print substr($$0, ind + 1) }' README.md > .readme-workflow.tmp; \
+	  if ! diff -u "$$f" .readme-workflow.tmp; then rm -f .readme-workflow.tmp; echo "README's workflow differs from $$f: copy it" >&2; exit 1; fi; \
+	done; \
 	rm -f .readme-workflow.tmp
 
 vet:
