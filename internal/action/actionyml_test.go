@@ -84,6 +84,23 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 			t.Errorf("the upload step runs if %q: it does not check the %s output", s.If, OutputUploadStore)
 		}
 	}
+	// Go is set up only when the install step builds from source, as the
+	// resolve step (scripts/install.sh resolve) decided: a release, or a
+	// major or minor tag that a release covers, installs without Go.
+	steps := map[string]int{}
+	for i, s := range a.Runs.Steps {
+		switch {
+		case s.ID == "source" && strings.Contains(s.Run, "install.sh\" resolve"):
+			steps["resolve"] = i
+		case strings.Contains(s.Uses, "actions/setup-go@") && s.If == "steps.source.outputs.build == 'true'":
+			steps["setup-go"] = i
+		case s.ID == "install" && s.Env["SNAPPLY_BUILD"] == "${{ steps.source.outputs.build }}" && s.Env["SNAPPLY_TAG"] == "${{ steps.source.outputs.tag }}":
+			steps["install"] = i
+		}
+	}
+	if len(steps) != 3 || steps["resolve"] > steps["setup-go"] || steps["setup-go"] > steps["install"] {
+		t.Errorf("want a resolve step, setup-go only when it says build, then an install step that follows its decision; found %v", steps)
+	}
 	if len(a.Outputs) != len(outputs) {
 		t.Errorf("action.yml declares %d outputs, the code writes %d", len(a.Outputs), len(outputs))
 	}
