@@ -119,8 +119,9 @@ type Inputs struct {
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
 // auto, name "snapply" and inventory namespace "default" (as the CLI),
-// store "snapply.db" uploaded as an artifact, prune, wait, a 5-minute timeout, no force, no
-// destructive prune, a comment, and the namespaces scope.
+// store "snapply.db" uploaded as an artifact, prune, wait, a 5-minute
+// timeout, no force, no destructive prune, a comment, and the namespaces
+// scope.
 func DefaultInputs() Inputs {
 	return Inputs{
 		Path:               ".",

@@ -391,11 +391,18 @@ func TestActionRollbackToARunRestoresItsArtifact(t *testing.T) {
 	if name == "" {
 		t.Fatal("run 2001 has no artifact-name output")
 	}
-	storeV1, err := os.ReadFile(filepath.Join(r.workspace, r.output("store-path")))
-	if err != nil {
-		t.Fatal(err)
+	// The artifact holds what the upload step uploads: the store-path and
+	// plan-html outputs.
+	files := map[string][]byte{}
+	for _, out := range []string{"store-path", "plan-html"} {
+		if p := r.output(out); p != "" {
+			files[p] = mustRead(t, filepath.Join(r.workspace, p))
+		}
 	}
-	r.gh.AddArtifact(2001, name, storeV1, false)
+	if len(files) != 2 {
+		t.Fatalf("run 2001 uploads %d files, want the store and the HTML plan", len(files))
+	}
+	r.gh.AddArtifactArchive(2001, name, githubtest.Zip(files), false)
 	// Run 2002 applies v2: b is gone, a changed, c added.
 	r.write(map[string]string{"app.yaml": strings.Replace(strings.Split(configMaps, "---\n")[0], `k: "1"`, `k: "v2"`, 1) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\n"})
 	if res := r.run("push-main", map[string]string{"GITHUB_RUN_ID": "2002"}); res.code != 0 {

@@ -20,7 +20,8 @@ import (
 
 // DownloadRunArtifact downloads an artifact of workflow run runID and
 // writes the one file its archive holds into directory dstDir (created if
-// missing), returning the file's path. The artifact is the one named name,
+// missing), returning the file's path. HTML pages in the archive (the
+// action uploads its HTML plan next to the store) are left out. The artifact is the one named name,
 // or when name is "", the newest one whose name starts with prefix (the
 // last attempt's, when several attempts of the run uploaded one).
 //
@@ -183,8 +184,9 @@ func (c *Client) fetch(ctx context.Context, u *url.URL, dir string) (string, err
 	return f.Name(), nil
 }
 
-// extractOne writes the one file of zip archive archive into dir, under its
-// base name, and returns its path.
+// extractOne writes the one file of zip archive archive that is not an
+// HTML page into dir, under its base name, and returns its path. The
+// action's artifact holds the store and the HTML plan next to it.
 func extractOne(archive, dir string) (string, error) {
 	zr, err := zip.OpenReader(archive)
 	if err != nil {
@@ -194,7 +196,7 @@ func extractOne(archive, dir string) (string, error) {
 	var files []*zip.File
 	var names []string
 	for _, f := range zr.File {
-		if f.FileInfo().IsDir() {
+		if f.FileInfo().IsDir() || strings.HasSuffix(strings.ToLower(f.Name), ".html") {
 			continue
 		}
 		files = append(files, f)

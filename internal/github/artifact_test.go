@@ -78,6 +78,24 @@ func TestDownloadRunArtifactByPrefix(t *testing.T) {
 	}
 }
 
+// The action's artifact holds the store and the HTML plan next to it: the
+// store is the file downloaded.
+func TestDownloadRunArtifactLeavesTheHTMLPlanOut(t *testing.T) {
+	c, srv := newTestClient(t)
+	srv.AddArtifactArchive(7, "snapply-prod-7-1", githubtest.Zip(map[string][]byte{"snapply.db": []byte("store"), "snapply-plan.html": []byte("<html>")}), false)
+	dir := t.TempDir()
+	got, err := c.DownloadRunArtifact(context.Background(), 7, "snapply-prod-7-1", "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if content, _ := os.ReadFile(got); filepath.Base(got) != "snapply.db" || string(content) != "store" {
+		t.Errorf("downloaded %s = %q, want snapply.db, the store", got, content)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "snapply-plan.html")); err == nil {
+		t.Error("the HTML plan was extracted too")
+	}
+}
+
 func TestDownloadRunArtifactPaginates(t *testing.T) {
 	c, srv := newTestClient(t)
 	for i := range 120 {
