@@ -44,7 +44,14 @@ func install(t *testing.T, env map[string]string, args ...string) (string, error
 		t.Skip("bash not found")
 	}
 	cmd := exec.Command("bash", append([]string{"install.sh"}, args...)...)
-	cmd.Env = append(os.Environ(), "RUNNER_OS=Linux", "RUNNER_ARCH=X64")
+	// Not the variables of a runner the tests may run on (its GITHUB_PATH,
+	// GITHUB_OUTPUT, GITHUB_TOKEN): only what the test gives.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GITHUB_") && !strings.HasPrefix(kv, "RUNNER_") && !strings.HasPrefix(kv, "SNAPPLY_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "RUNNER_OS=Linux", "RUNNER_ARCH=X64")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
