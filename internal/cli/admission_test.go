@@ -139,8 +139,8 @@ func (w *warningRecorder) seen() bool {
 }
 
 // TestAdmissionPolicyWarnIsAPolicyWarning: a ValidatingAdmissionPolicy in
-// Warn mode is a warn verdict naming it in the text, markdown and JSON
-// plans, not a raw warning risk, and apply still applies the object.
+// Warn mode is a warn verdict naming it in the text, markdown, JSON and
+// HTML plans, not a raw warning risk, and apply still applies the object.
 func TestAdmissionPolicyWarnIsAPolicyWarning(t *testing.T) {
 	ns := env.Namespace(t)
 	name := "warn-blocked-configmaps-" + ns
@@ -181,6 +181,10 @@ data: {k: v}
 	}
 	if strings.Contains(r.stdout, "Validation failed for") {
 		t.Errorf("json repeats the verdict as a warning:\n%s", r.stdout)
+	}
+	r = snapply(t, "plan", dir, "--store", db, "--name", ns, "--inventory-namespace", ns, "-o", "html")
+	if !strings.Contains(r.stdout, "policy warn <code>ValidatingAdmissionPolicy/"+name+"</code>: configmaps may not be named blocked") {
+		t.Errorf("the HTML plan does not show the verdict")
 	}
 	r = snapply(t, "apply", dir, "--store", db, "--name", ns, "--inventory-namespace", ns, "--color=never", "--wait=false")
 	if r.code != 0 {
