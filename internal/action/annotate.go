@@ -8,14 +8,18 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
 )
 
 // Annotate emits a workflow annotation for each change of p that stops an
 // apply: "::error" for an invalid object and "::warning" for a conflict,
-// with the object and the action as title, and file and line when the
-// change has a source, so that GitHub shows them in the pull request's
-// "Files changed" tab.
+// with the object and the action as title (and, for an object rendered from
+// a Helm chart, the chart, its version and the template:
+// "deployment.apps/web -n prod: invalid (web@1.2.0 templates/deployment.yaml)"),
+// and file and line when the change has a source, so that GitHub shows them
+// in the pull request's "Files changed" tab; a chart's object points at
+// its helmCharts entry.
 //
 // The file is the change's source as package render names it: relative to
 // the root of the git repository that holds the rendered path, which is
@@ -46,7 +50,13 @@ func Annotate(a *githubactions.Action, p *plan.Plan) {
 // annotationFields returns the file, line and title properties of c's
 // annotation.
 func annotationFields(c plan.Change) map[string]string {
-	f := map[string]string{"title": c.Ref.String() + ": " + string(c.Action)}
+	title := c.Ref.String() + ": " + string(c.Action)
+	if c.Source.Chart != "" {
+		// The file and line point at the helmCharts entry; the title
+		// names the chart, its version and the template.
+		title += " (" + object.Source{Chart: c.Source.Chart, Template: c.Source.Template}.String() + ")"
+	}
+	f := map[string]string{"title": title}
 	file := filepath.ToSlash(c.Source.File)
 	if file == "" || path.IsAbs(file) || filepath.IsAbs(c.Source.File) {
 		return f

@@ -30,6 +30,16 @@ func TestAnnotate(t *testing.T) {
 		},
 		{Ref: object.Ref{Version: "v1", Kind: "Secret", Namespace: "prod", Name: "x"}, Action: plan.Invalid, Source: object.Source{File: "/tmp/elsewhere/secret.yaml", Line: 3}},
 		{Ref: object.Ref{Version: "v1", Kind: "Secret", Namespace: "prod", Name: "y"}, Action: plan.Invalid, Source: object.Source{File: "../outside.yaml", Line: 3}},
+		{
+			Ref: object.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "dns", Name: "external-dns"}, Action: plan.Invalid,
+			Source:  object.Source{File: "overlays/prod/kustomization.yaml", Line: 4, Chart: "external-dns@1.15.1", Template: "templates/deployment.yaml"},
+			Message: "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+		},
+		{
+			Ref: object.Ref{Version: "v1", Kind: "ServiceAccount", Namespace: "dns", Name: "external-dns"}, Action: plan.Conflict,
+			Source:    object.Source{File: "overlays/prod/kustomization.yaml", Line: 4, Chart: "external-dns@1.15.1", Template: "templates/serviceaccount.yaml"},
+			Conflicts: []plan.FieldConflict{{Field: ".metadata.labels.team", Manager: "kubectl-label"}},
+		},
 		{Ref: object.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "old"}, Action: plan.Delete},
 		{Ref: deploy, Action: plan.Conflict},
 	}}
@@ -40,7 +50,9 @@ func TestAnnotate(t *testing.T) {
 		"::error file=overlays/prod/kustomization.yaml,title=job.batch/migrate -n prod%3A invalid::spec.template: field is immutable (replace required)",
 		"::error title=secret/x -n prod%3A invalid::the API server refused the object",
 		"::error title=secret/y -n prod%3A invalid::the API server refused the object",
+		"::error file=overlays/prod/kustomization.yaml,line=4,title=deployment.apps/external-dns -n dns%3A invalid (external-dns@1.15.1 templates/deployment.yaml)::spec.replicas: Invalid value: -1: must be greater than or equal to 0",
 		"::warning file=apps/web/deployment.yaml,line=1,title=deployment.apps/web -n prod%3A conflict::fields owned by another field manager: .spec.replicas (kubectl-scale), .spec.template.spec.containers[name=\"web\"].image (kubectl-edit). change git to accept the live values, or force this object",
+		"::warning file=overlays/prod/kustomization.yaml,line=4,title=serviceaccount/external-dns -n dns%3A conflict (external-dns@1.15.1 templates/serviceaccount.yaml)::fields owned by another field manager: .metadata.labels.team (kubectl-label)",
 		"::warning title=deployment.apps/web -n prod%3A conflict::fields owned by another field manager",
 	}
 	if diff := cmp.Diff(want, r.lines()); diff != "" {

@@ -32,8 +32,9 @@ It reports:
   - with --orphans, the objects of the managed namespaces that belong to no
     inventory and that nothing owns.
 
-Each drifted object comes with a diff from live to git: re-apply to restore
-git's values, or put the live values into git (the reverse of the diff).
+Each drifted object comes with the patch that puts its live values into
+git (YAML to paste into the manifest or a kustomize patch) and the diff a
+re-apply makes (live to git).
 Secret values are never shown: they are compared as keyed digests.
 
 Exit codes: 0 the cluster matches git; 2 drift; 1 error (or an object the

@@ -91,6 +91,12 @@ func TestDriftNamesFieldManagerAndTime(t *testing.T) {
 	if !strings.Contains(r.stdout, "~ deployment.apps/web -n "+ns+" (drifted)") || !strings.Contains(r.stdout, "-  replicas: 5") {
 		t.Errorf("no drifted block with the patch:\n%s", r.stdout)
 	}
+	// The patch that adopts the live value in git, to paste.
+	adopt := "    adopt the live values in git: paste into the manifest (or a kustomize patch):\n" +
+		"      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n        name: web\n        namespace: " + ns + "\n      spec:\n        replicas: 5\n"
+	if !strings.Contains(r.stdout, adopt) {
+		t.Errorf("no adopt patch %q in:\n%s", adopt, r.stdout)
+	}
 
 	// JSON: the same, machine-readable.
 	r = snapply(t, append(args, "-o", "json")...)
@@ -104,6 +110,9 @@ func TestDriftNamesFieldManagerAndTime(t *testing.T) {
 	f := rep.Objects[0].Fields
 	if len(f) != 1 || f[0].Path != "spec.replicas" || f[0].Git != "2" || f[0].Live != "5" || f[0].Manager != "kubectl-edit" || f[0].Operation != "Update" || f[0].Time == "" {
 		t.Errorf("fields: %+v", f)
+	}
+	if a := rep.Objects[0].Adopt; !strings.Contains(a, "spec:\n  replicas: 5\n") {
+		t.Errorf("json adopt: %q", a)
 	}
 }
 

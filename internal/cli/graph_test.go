@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/snapply/snapply/internal/report/mermaidtest"
 )
 
 // graphV1 is applied first; graphV2 changes it: the ConfigMap is updated,
@@ -230,6 +232,130 @@ func TestGraphBadFlags(t *testing.T) {
 		r := runRaw(t, tt.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and one line with %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+// graphEdgeKinds has an edge of most kinds the graph knows: env-from,
+// env-key, volume, service-account, image-pull-secret, selects, backend,
+// scale-target, disruption-budget, role-ref and subject.
+const graphEdgeKinds = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: NS}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, tier: front}}
+    spec:
+      serviceAccountName: web
+      imagePullSecrets: [{name: registry}]
+      containers:
+      - name: web
+        image: nginx:1.27
+        envFrom: [{secretRef: {name: web-creds}}]
+        env: [{name: MODE, valueFrom: {configMapKeyRef: {name: web-config, key: mode}}}]
+      volumes: [{name: cache, persistentVolumeClaim: {claimName: web-cache}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, namespace: NS}
+data: {mode: fast}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: web-creds, namespace: NS}
+stringData: {password: mermaid-test-secret-value}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: registry, namespace: NS}
+type: kubernetes.io/dockerconfigjson
+stringData: {.dockerconfigjson: '{"auths":{}}'}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: web, namespace: NS}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: web-cache, namespace: NS}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: NS}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: NS}
+spec:
+  rules: [{host: shop.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}]}}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: NS}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 5
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: NS}
+spec:
+  minAvailable: 1
+  selector: {matchExpressions: [{key: tier, operator: In, values: [front]}]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: NS}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: web-reader, namespace: NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects: [{kind: ServiceAccount, name: web}, {kind: User, name: alice}]
+`
+
+// TestGraphMermaidParses runs `snapply graph DIR -o mermaid` against the
+// real API server, on objects with edges of many kinds, before and after an
+// apply (plan states, a risk), and feeds its stdout to Mermaid's own parser.
+func TestGraphMermaidParses(t *testing.T) {
+	ns := env.Namespace(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	inv := []string{"--store", db, "--name", ns, "--inventory-namespace", ns}
+	v1 := manifests(t, ns, map[string]string{"app.yaml": graphEdgeKinds})
+	var diagrams []string
+	graph := func(dir string) {
+		t.Helper()
+		r := snapply(t, append([]string{"graph", dir, "-o", "mermaid"}, inv...)...)
+		if r.code != 0 {
+			t.Fatalf("graph -o mermaid: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, kind := range []string{"env-from", "env-key", "volume", "service-account", "image-pull-secret", "selects", "backend", "scale-target", "disruption-budget", "role-ref", "subject"} {
+			if !strings.Contains(r.stdout, kind) {
+				t.Errorf("no %s edge in:\n%s", kind, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, "mermaid-test-secret-value") {
+			t.Error("the graph holds a Secret value")
+		}
+		diagrams = append(diagrams, r.stdout)
+	}
+	graph(v1) // every object to create
+	if r := snapply(t, append([]string{"apply", v1, "--wait=false", "-q"}, inv...)...); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	v2 := strings.Replace(graphEdgeKinds, "{mode: fast}", "{mode: slow}", 1)
+	v2 = strings.Replace(v2, "ports: [{name: http, port: 80}]", "type: NodePort\n  ports: [{name: http, port: 80}]", 1)
+	graph(manifests(t, ns, map[string]string{"app.yaml": v2})) // updates with risks, unchanged objects
+	for i, r := range mermaidtest.Parse(t, diagrams) {
+		if !r.OK || r.Type != "flowchart-v2" {
+			t.Errorf("diagram %d does not parse: %+v\n%s", i, r, diagrams[i])
 		}
 	}
 }

@@ -93,6 +93,9 @@ func secretValuesNeverLeave(t *testing.T, key string) {
 	for _, o := range []string{"text", "markdown", "json"} {
 		run(append([]string{"drift", v1, "-o", o}, inv...)...)
 	}
+	if md := outputs[len(outputs)-4]; !strings.Contains(md, "adopt the live values in git") || !strings.Contains(md, "redacted sha256:") {
+		t.Errorf("the drift report shows no adopt patch with a redacted value: the test would not see a leak there\n%s", md)
+	}
 	for _, o := range []string{"yaml", "json"} {
 		run(append([]string{"render", v2, "-o", o, "--show-source"}, inv...)...)
 		run("render", v2, "-o", o, "--offline", "--store", filepath.Join(t.TempDir(), "none.db"))

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/snapply/snapply/internal/apply"
 	"github.com/snapply/snapply/internal/kube"
@@ -124,7 +125,7 @@ func newObject(ref object.Ref, st State) Object {
 
 // ReapplyHelp says how to make the cluster match git again, or git the
 // cluster.
-const ReapplyHelp = "re-apply to restore git's values, or adopt the live values in git (the reverse of the diff)"
+const ReapplyHelp = "re-apply to restore git's values, or adopt the live values in git (paste the adopt patch)"
 
 // check compares one desired object with its live state.
 func check(ctx context.Context, cl Cluster, d object.Object, live *unstructured.Unstructured, opts Options) (Object, error) {
@@ -170,11 +171,13 @@ func check(ctx context.Context, cl Cluster, d object.Object, live *unstructured.
 	if opts.Redact != nil {
 		live, after = opts.Redact(live), opts.Redact(after)
 	}
-	o.Fields, o.Ownership = compareFields(live, after)
+	var paths []fieldpath.Path
+	o.Fields, o.Ownership, paths = compareFields(live, after)
 	if len(o.Fields) > 0 || len(o.Ownership) > 0 {
 		o.State = Drifted
 		o.Message = ReapplyHelp
 		o.Diff = diff(d.Ref, live, after, Options{})
+		o.Adopt = adoptPatch(live, paths)
 	}
 	return o, nil
 }

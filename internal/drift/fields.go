@@ -60,11 +60,12 @@ func ours(es []entry) *fieldpath.Set {
 // compareFields compares the fields git sets (those snapply owns in
 // after, the dry run of git) between live and after: the ones whose value
 // differs, with the live owner, and the ones another manager took with a
-// force-apply.
-func compareFields(live, after *unstructured.Unstructured) ([]Field, []Ownership) {
+// force-apply, and the paths of the fields that differ.
+func compareFields(live, after *unstructured.Unstructured) ([]Field, []Ownership, []fieldpath.Path) {
 	liveEntries := entries(live)
 	liveOurs := ours(liveEntries)
 	fields, owned := []Field{}, []Ownership{}
+	var paths []fieldpath.Path
 	ours(entries(after)).Leaves().Iterate(func(p fieldpath.Path) {
 		gv, gok := plan.ValueAt(after.Object, p)
 		lv, lok := plan.ValueAt(live.Object, p)
@@ -75,12 +76,13 @@ func compareFields(live, after *unstructured.Unstructured) ([]Field, []Ownership
 				f.Manager, f.Operation, f.Time = owner.manager, owner.operation, owner.time
 			}
 			fields = append(fields, f)
+			paths = append(paths, p.Copy())
 		}
 		if !liveOurs.Has(p) && owner != nil && owner.operation == "Apply" {
 			owned = append(owned, Ownership{Path: plan.FieldPath(p), Manager: owner.manager, Operation: owner.operation, Time: owner.time})
 		}
 	})
-	return fields, owned
+	return fields, owned, paths
 }
 
 // ownerOf returns the latest entry other than snapply's that owns p, else

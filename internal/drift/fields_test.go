@@ -85,7 +85,7 @@ spec:
       - {name: sidecar, image: envoy:1}
       - {name: web, image: web:1.3-hotfix}
 `)
-	fields, owned := compareFields(live, after)
+	fields, owned, paths := compareFields(live, after)
 	wantFields := []Field{
 		{Path: "spec.replicas", Git: "3", Live: "5", Manager: "kubectl-edit", Operation: "Update", Time: "2026-11-20T14:02:05Z"},
 		{Path: `spec.template.spec.containers[name=web].image`, Git: "web:1.2", Live: "web:1.3-hotfix", Manager: "hotfix", Operation: "Apply", Time: "2026-11-21T09:00:00Z"},
@@ -99,9 +99,98 @@ spec:
 	}
 
 	// In sync: nothing.
-	fields, owned = compareFields(after, after)
-	if len(fields) != 0 || len(owned) != 0 {
+	live.SetAPIVersion("apps/v1")
+	live.SetKind("Deployment")
+	live.SetName("web")
+	live.SetNamespace("prod")
+	wantAdopt := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: prod
+spec:
+  replicas: 5
+  template:
+    spec:
+      containers:
+      - image: web:1.3-hotfix
+        name: web
+`
+	if diff := cmp.Diff(wantAdopt, adoptPatch(live, paths)); diff != "" {
+		t.Errorf("adopt patch (-want +got):\n%s", diff)
+	}
+
+	fields, owned, paths = compareFields(after, after)
+	if len(fields) != 0 || len(owned) != 0 || len(paths) != 0 {
 		t.Errorf("in sync: %+v %+v", fields, owned)
+	}
+}
+
+// TestAdoptPatchRemovals: a field live does not set is null in the
+// patch, and a list item live does not have is "$patch: delete".
+func TestAdoptPatchRemovals(t *testing.T) {
+	fields := `
+    - manager: snapply
+      operation: Apply
+      fieldsV1:
+        f:metadata:
+          f:labels:
+            f:team: {}
+        f:spec:
+          f:template:
+            f:spec:
+              f:containers:
+                k:{"name":"debug"}:
+                  .: {}
+                  f:image: {}
+                  f:name: {}
+                k:{"name":"web"}:
+                  .: {}
+                  f:image: {}
+                  f:name: {}`
+	after := obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {team: a}
+  managedFields:`+fields+`
+spec:
+  template:
+    spec:
+      containers:
+      - {name: web, image: web:1}
+      - {name: debug, image: busybox}
+`)
+	live := obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {}
+  managedFields:`+fields+`
+spec:
+  template:
+    spec:
+      containers:
+      - {name: web, image: web:1}
+`)
+	_, _, paths := compareFields(live, after)
+	want := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  labels:
+    team: null
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - $patch: delete
+        name: debug
+`
+	if diff := cmp.Diff(want, adoptPatch(live, paths)); diff != "" {
+		t.Errorf("adopt patch (-want +got):\n%s", diff)
 	}
 }
 

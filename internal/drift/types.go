@@ -112,9 +112,15 @@ type Object struct {
 	// snapply with a force-apply (an Apply with force), whatever their value.
 	Ownership []Ownership `json:"ownership"`
 	// Diff is a unified diff of the live object (---) and the object once
-	// git is applied again (+++): the patch to put into git to adopt the
-	// live values is its reverse. Secret values are redacted.
+	// git is applied again (+++): what a re-apply changes. Secret values
+	// are redacted.
 	Diff string `json:"diff"`
+	// Adopt is the patch that puts the live values of Fields into git: a
+	// strategic-merge patch in YAML (apiVersion, kind, name, namespace and
+	// each drifted field with its live value; null for a field live does
+	// not set), to paste into the manifest or a kustomize patch. Empty
+	// unless the object drifted in value. Secret values stay redacted.
+	Adopt string `json:"adopt"`
 	// Message says what to do, in one line.
 	Message string `json:"message"`
 }

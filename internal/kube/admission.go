@@ -8,9 +8,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// AdmissionDenial is the API server's admission chain refusing a request:
-// a ValidatingAdmissionPolicy in Deny mode, or a validating or mutating
-// webhook.
+// AdmissionDenial is the API server's admission chain refusing a request
+// (a ValidatingAdmissionPolicy in Deny mode, or a validating or mutating
+// webhook), or warning about it (a ValidatingAdmissionPolicy in Warn mode:
+// see AdmissionWarning).
 type AdmissionDenial struct {
 	// Kind is "ValidatingAdmissionPolicy" or "AdmissionWebhook".
 	Kind string
@@ -29,7 +30,19 @@ func (d AdmissionDenial) Rule() string { return d.Kind + "/" + d.Name }
 var (
 	vapDenied     = regexp.MustCompile(`ValidatingAdmissionPolicy '([^']+)' with binding '([^']*)' denied request: ?(.*)`)
 	webhookDenied = regexp.MustCompile(`admission webhook "([^"]+)" denied the request:? ?(.*)`)
+	vapWarned     = regexp.MustCompile(`^Validation failed for ValidatingAdmissionPolicy '([^']+)' with binding '([^']*)': ?(.*)$`)
 )
+
+// AdmissionWarning returns the ValidatingAdmissionPolicy in Warn mode that
+// a warning of the API server comes from, and false when the warning is
+// another one (a deprecated API, an unknown field, a webhook's own words).
+func AdmissionWarning(text string) (AdmissionDenial, bool) {
+	m := vapWarned.FindStringSubmatch(strings.Join(strings.Fields(text), " "))
+	if m == nil {
+		return AdmissionDenial{}, false
+	}
+	return AdmissionDenial{Kind: "ValidatingAdmissionPolicy", Name: m[1], Binding: m[2], Reason: m[3]}, true
+}
 
 // Denial returns the admission denial err carries, and false when err is
 // not one.

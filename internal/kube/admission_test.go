@@ -31,3 +31,21 @@ func TestDenial(t *testing.T) {
 		}
 	}
 }
+
+func TestAdmissionWarning(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want AdmissionDenial
+		ok   bool
+	}{
+		{"Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label-ns': every ConfigMap needs a team label",
+			AdmissionDenial{Kind: "ValidatingAdmissionPolicy", Name: "team-label", Binding: "team-label-ns", Reason: "every ConfigMap needs a team label"}, true},
+		{"apps/v1beta1 Deployment is deprecated in v1.9+, unavailable in v1.16+; use apps/v1 Deployment", AdmissionDenial{}, false},
+		{`unknown field "spec.foo"`, AdmissionDenial{}, false},
+	} {
+		got, ok := AdmissionWarning(c.text)
+		if ok != c.ok || got != c.want {
+			t.Errorf("AdmissionWarning(%q) = %+v, %v; want %+v, %v", c.text, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -265,7 +265,15 @@ func (p *planner) change(ctx context.Context, d object.Object) (Change, error) {
 	if live != nil {
 		c.LiveResourceVersion = live.GetResourceVersion()
 	}
-	c.Warnings = append(c.Warnings, warnings...)
+	for _, w := range warnings {
+		if warned, ok := kube.AdmissionWarning(w); ok {
+			// A ValidatingAdmissionPolicy in Warn mode: a warn verdict
+			// that names it, in place of a raw warning.
+			c.Policy = append(c.Policy, PolicyResult{Rule: warned.Rule(), Level: PolicyWarn, Message: warned.Reason, Admission: true})
+			continue
+		}
+		c.Warnings = append(c.Warnings, w)
+	}
 	c.Before, c.After = live, d.Obj
 	if denial, ok := kube.Denial(err); ok {
 		// The cluster's own policy refused it: a policy denial that names

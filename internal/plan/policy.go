@@ -18,14 +18,16 @@ const (
 // PolicyResult is one verdict of a policy on an object: a Rego rule of
 // --policy (rule "deny", "warn", "violation", or one with such a prefix),
 // or the cluster's admission chain (rule "ValidatingAdmissionPolicy/NAME"
-// or "ValidatingWebhook/NAME").
+// or "AdmissionWebhook/NAME"; a ValidatingAdmissionPolicy in Warn mode
+// gives a warn verdict).
 type PolicyResult struct {
 	Rule    string      `json:"rule"`
 	Level   PolicyLevel `json:"level"`
 	Message string      `json:"message"`
-	// Admission marks a verdict of the cluster's admission chain: the
-	// object is invalid, and apply leaves it out as it leaves out every
-	// invalid object, rather than refusing the whole plan.
+	// Admission marks a verdict of the cluster's admission chain. A deny
+	// makes the object invalid, and apply leaves it out as it leaves out
+	// every invalid object, rather than refusing the whole plan; a warn
+	// only reports.
 	Admission bool `json:"admission,omitempty"`
 }
 

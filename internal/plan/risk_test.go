@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -370,10 +371,12 @@ spec: {size: 1}`
 	}
 }
 
-// TestRiskWarningAdmissionPolicy: a ValidatingAdmissionPolicy in Warn
-// mode that matches an object shows as a warning risk on that object, and
-// not on one it does not match.
-func TestRiskWarningAdmissionPolicy(t *testing.T) {
+// TestAdmissionPolicyWarnIsAPolicyVerdict: a ValidatingAdmissionPolicy in
+// Warn mode that matches an object is a warn verdict on that object naming
+// the policy (not a raw warning risk), the object is still planned as a
+// create, and an object the policy accepts has no verdict. The raw warning
+// is checked against the API server's own wording.
+func TestAdmissionPolicyWarnIsAPolicyVerdict(t *testing.T) {
 	c := client(t)
 	ns := env.Namespace(t)
 	apply(t, c, kube.FieldManager, objects(t, ns, `apiVersion: admissionregistration.k8s.io/v1
@@ -390,7 +393,7 @@ spec:
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
-metadata: {name: NS-team-label}
+metadata: {name: NS-team-binding}
 spec:
   policyName: NS-team-label
   validationActions: [Warn]
@@ -406,24 +409,46 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: labelled, namespace: NS, labels: {team: web}}
 data: {a: b}`
+	want := plan.PolicyResult{Rule: "ValidatingAdmissionPolicy/" + ns + "-team-label", Level: plan.PolicyWarn, Message: "every ConfigMap needs a team label", Admission: true}
 	// The server loads a new policy within a few seconds.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		p := analyzed(t, c, objects(t, ns, desired))
-		got := risksOf(t, p, "configmap/unlabelled -n "+ns, plan.RiskWarning)
-		if len(got) > 0 {
-			if !strings.Contains(got[0], "every ConfigMap needs a team label") {
-				t.Errorf("warning risk %q does not carry the policy's message", got[0])
+		ch := find(t, p, "configmap/unlabelled -n "+ns)
+		if len(ch.Policy) > 0 || len(ch.Warnings) > 0 {
+			if len(ch.Policy) != 1 || ch.Policy[0] != want {
+				t.Errorf("verdicts %+v (warnings %q), want [%+v]", ch.Policy, ch.Warnings, want)
 			}
-			if other := risksOf(t, p, "configmap/labelled -n "+ns, plan.RiskWarning); len(other) > 0 {
-				t.Errorf("object the policy accepts: warning risks %q", other)
+			if ch.Action != plan.Create {
+				t.Errorf("action %s, want create: a warn verdict does not block", ch.Action)
 			}
-			return
+			if got := risksOf(t, p, ch.Ref.String(), plan.RiskWarning); len(got) > 0 {
+				t.Errorf("the verdict is also a warning risk: %q", got)
+			}
+			if deny, warn := p.PolicyCounts(); deny != 0 || warn != 1 {
+				t.Errorf("policy counts %d deny, %d warn; want 0, 1", deny, warn)
+			}
+			if err := p.PolicyError(); err != nil {
+				t.Errorf("a warn verdict blocks the plan: %v", err)
+			}
+			if other := find(t, p, "configmap/labelled -n "+ns); len(other.Policy)+len(other.Warnings) > 0 {
+				t.Errorf("object the policy accepts: verdicts %+v, warnings %q", other.Policy, other.Warnings)
+			}
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no warning risk from the policy in Warn mode after 30s")
+			t.Fatal("no verdict from the policy in Warn mode after 30s")
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+	// The API server's own words, which kube.AdmissionWarning reads.
+	_, warnings, err := c.DryRunApply(context.Background(), objects(t, ns, desired)[0].Obj, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := "Validation failed for ValidatingAdmissionPolicy '" + ns + "-team-label' with binding '" + ns + "-team-binding': every ConfigMap needs a team label"
+	if len(warnings) != 1 || warnings[0] != raw {
+		t.Errorf("server warnings %q, want [%q]", warnings, raw)
 	}
 }
 

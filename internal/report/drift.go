@@ -20,7 +20,7 @@ import (
 //	              "source": {"file", "line"},
 //	              "fields": [{"path", "git", "live", "manager", "operation", "time"}],
 //	              "ownership": [{"path", "manager", "operation", "time"}],
-//	              "diff": "...", "message": "..."}]}
+//	              "diff": "...", "adopt": "...", "message": "..."}]}
 //
 // Every key is always present, lists are [] and never null; objects lists
 // only those not in sync. Later versions may add keys; they never remove
@@ -105,9 +105,13 @@ func driftSymbol(st drift.State) (string, string) {
 	return "~", ansiYellow
 }
 
+// adoptIntro heads the patch that adopts the live values in git.
+const adoptIntro = "adopt the live values in git: paste into the manifest (or a kustomize patch)"
+
 // DriftText writes r as terminal text: a header with the counts, one
 // block per object that is not in sync (its fields with their managers,
-// the fields taken by force, the diff), and a final line.
+// the fields taken by force, the patch that adopts the live values in
+// git, the diff a re-apply makes), and a final line.
 func DriftText(w io.Writer, r *drift.Report, opts TextOptions) error {
 	if r == nil {
 		return errors.New("text report: nil drift report")
@@ -135,6 +139,13 @@ func DriftText(w io.Writer, r *drift.Report, opts TextOptions) error {
 		}
 		if o.Message != "" {
 			b.WriteString(diffIndent + clean(o.Message) + "\n")
+		}
+		if o.Adopt != "" {
+			b.WriteString(diffIndent + adoptIntro + ":\n")
+			for _, l := range strings.Split(strings.TrimRight(clean(o.Adopt), "\n"), "\n") {
+				b.WriteString(diffIndent + "  " + l + "\n")
+			}
+			b.WriteString(diffIndent + "re-apply changes (live -> git):\n")
 		}
 		if o.State == drift.Drifted || o.State == drift.Missing {
 			lines := strings.Split(strings.TrimRight(clean(o.Diff), "\n"), "\n")
@@ -166,9 +177,9 @@ type DriftMarkdownOptions struct {
 
 // DriftMarkdown writes r as markdown for an issue body or a job summary:
 // the counts, a table of the objects not in sync, and per object its
-// fields, with the manager and time of each live value, and the patch in a
-// collapsed block (the diff from live to git; adopt a live value in git
-// by applying its reverse).
+// fields, with the manager and time of each live value, the patch that
+// adopts the live values in git (YAML to paste), and in a collapsed block
+// what a re-apply changes (the diff from live to git).
 func DriftMarkdown(w io.Writer, r *drift.Report, opts DriftMarkdownOptions) error {
 	if r == nil {
 		return errors.New("markdown report: nil drift report")
@@ -227,8 +238,11 @@ func driftMarkdown(r *drift.Report, opts DriftMarkdownOptions, k int, diffs bool
 		if o.Message != "" {
 			b.WriteString("- " + mdText(o.Message) + "\n")
 		}
+		if diffs && o.Adopt != "" {
+			b.WriteString("\n" + mdText(adoptIntro) + ":\n\n" + mdFence("yaml", o.Adopt) + "\n")
+		}
 		if diffs && o.Diff != "" && (o.State == drift.Drifted || o.State == drift.Missing) {
-			b.WriteString("\n<details><summary>patch (live → git)</summary>\n\n" + mdFence("diff", o.Diff) + "\n</details>\n")
+			b.WriteString("\n<details><summary>re-apply changes (live → git)</summary>\n\n" + mdFence("diff", o.Diff) + "\n</details>\n")
 		}
 	}
 	return b.String()

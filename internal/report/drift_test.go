@@ -20,6 +20,7 @@ func sampleDrift(n int) *drift.Report {
 			Source: drift.Source{File: "deploy.yaml", Line: 1},
 			Fields: []drift.Field{{Path: "spec.replicas", Git: "3", Live: "5", Manager: "kubectl-edit", Operation: "Update", Time: "2026-11-20T14:02:05Z"}},
 			Diff:   "--- a (live)\n+++ a (git)\n@@ -1 +1 @@\n-  replicas: 5\n+  replicas: 3\n" + strings.Repeat(" context\n", 200),
+			Adopt:  "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: wwwww" + string(rune('a'+i%26)) + "\n  namespace: prod\nspec:\n  replicas: 5\n",
 		})
 	}
 	return r
@@ -34,6 +35,7 @@ func TestDriftText(t *testing.T) {
 		"Drift of prod/prod against git: 1 drifted, 3 in sync\n",
 		"~ deployment.apps/wwwwwa -n prod (drifted)  deploy.yaml:1\n",
 		"    spec.replicas: git 3, live 5 (kubectl-edit, 2026-11-20T14:02:05Z)\n",
+		"    adopt the live values in git: paste into the manifest (or a kustomize patch):\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n        name: wwwwwa\n        namespace: prod\n      spec:\n        replicas: 5\n    re-apply changes (live -> git):\n",
 		"Drift: 1 object differs from git.\n",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -44,6 +46,23 @@ func TestDriftText(t *testing.T) {
 	_ = report.DriftText(&b, &drift.Report{Inventory: "prod/prod", Summary: drift.Summary{InSync: 3}}, report.DefaultTextOptions())
 	if !strings.HasSuffix(b.String(), "The cluster matches git.\n") {
 		t.Errorf("in sync:\n%s", b.String())
+	}
+}
+
+// TestDriftMarkdownAdopt: the markdown report shows the patch that adopts
+// the live values as YAML to paste, and the re-apply diff collapsed.
+func TestDriftMarkdownAdopt(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.DriftMarkdown(&b, sampleDrift(1), report.DriftMarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"adopt the live values in git: paste into the manifest (or a kustomize patch):\n\n```yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: wwwwwa\n  namespace: prod\nspec:\n  replicas: 5\n```\n",
+		"<details><summary>re-apply changes (live → git)</summary>",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
 	}
 }
 
@@ -89,7 +108,7 @@ func TestDriftJSONKeys(t *testing.T) {
 		}
 	}
 	o := got["objects"].([]any)[0].(map[string]any)
-	for _, k := range []string{"ref", "state", "source", "fields", "ownership", "diff", "message"} {
+	for _, k := range []string{"ref", "state", "source", "fields", "ownership", "diff", "adopt", "message"} {
 		if _, ok := o[k]; !ok {
 			t.Errorf("object: no key %q", k)
 		}

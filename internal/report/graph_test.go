@@ -2,13 +2,8 @@ package report
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +13,7 @@ import (
 	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/report/mermaidtest"
 )
 
 // fixtureObjects reads the graph package's fixture: one object of every
@@ -138,80 +134,14 @@ func TestMermaidParses(t *testing.T) {
 	if len(all.Nodes) != 14 || len(all.Edges) < 12 {
 		t.Fatalf("fixture view: %d nodes, %d edges", len(all.Nodes), len(all.Edges))
 	}
-	results := mermaidParse(t, diagrams)
+	results := mermaidtest.Parse(t, diagrams)
 	for i, r := range results {
 		if !r.OK || r.Type != "flowchart-v2" {
 			t.Errorf("diagram %d: %+v\n%s", i, r, diagrams[i])
 		}
 	}
 	// The checker does reject a broken diagram.
-	if r := mermaidParse(t, []string{"flowchart LR\n  n0[\"open\n"}); r[0].OK {
+	if r := mermaidtest.Parse(t, []string{"flowchart LR\n  n0[\"open\n"}); r[0].OK {
 		t.Error("the parser accepted a broken diagram")
 	}
-}
-
-type mermaidResult struct {
-	OK    bool   `json:"ok"`
-	Type  string `json:"type"`
-	Error string `json:"error"`
-}
-
-// mermaidParse runs hack/mermaid/check.mjs on diagrams. The npm packages
-// are installed once, with npm ci from the committed lock file, into a
-// cache directory named by the lock file's hash (never into the tree).
-func mermaidParse(t *testing.T, diagrams []string) []mermaidResult {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: Mermaid's parser cannot run (CI installs nodejs and npm)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: Mermaid cannot be installed (CI installs nodejs and npm)")
-	}
-	src := "../../hack/mermaid"
-	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(cache, "snapply", "mermaid-"+hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"package.json", "package-lock.json", "check.mjs"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
-	in, _ := json.Marshal(diagrams)
-	cmd := exec.Command(node, "check.mjs")
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node check.mjs: %v\n%s", err, stderr.String())
-	}
-	var res []mermaidResult
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(diagrams) {
-		t.Fatalf("check.mjs printed %q (%v)", out, err)
-	}
-	return res
 }

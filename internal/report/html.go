@@ -108,6 +108,7 @@ type htmlItem struct {
 	Diff                    []htmlLine
 	YAML                    string
 	Warnings                []string
+	Policy                  []plan.PolicyResult
 	Open                    bool
 	riskKinds               []string
 	text                    string
@@ -216,7 +217,7 @@ func HTMLPlan(w io.Writer, p *plan.Plan, opts HTMLOptions) error {
 				it.Source = c.Source.String()
 			}
 			it.Message, it.Risks, it.Conflicts, it.Fields, it.Warnings = c.Message, c.Risks, c.Conflicts, c.Fields, c.Warnings
-			it.Diff = diffLines(c.Diff)
+			it.Diff, it.Policy = diffLines(c.Diff), c.Policy
 			for _, r := range c.Risks {
 				if !containsStr(it.riskKinds, string(r.Kind)) {
 					it.riskKinds = append(it.riskKinds, string(r.Kind))

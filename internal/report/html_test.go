@@ -136,6 +136,21 @@ func TestHTMLPlan(t *testing.T) {
 	}
 }
 
+// TestHTMLPlanPolicy: an object's policy verdicts (of --policy and of the
+// cluster's admission chain) show in its section of the HTML plan.
+func TestHTMLPlanPolicy(t *testing.T) {
+	p := samplePlan()
+	p.Changes[0].Policy = []plan.PolicyResult{{Rule: "ValidatingAdmissionPolicy/team-label", Level: plan.PolicyWarn, Message: "every <ConfigMap> needs a team label", Admission: true}}
+	var b bytes.Buffer
+	if err := HTMLPlan(&b, p, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `<p class="msg">policy warn <code>ValidatingAdmissionPolicy/team-label</code>: every &lt;ConfigMap&gt; needs a team label</p>`
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("no %s in the page", want)
+	}
+}
+
 func TestHTMLSnapshotGroupsAndManagers(t *testing.T) {
 	mk := func(kind, ns, name string, at time.Time, manager string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind, "metadata": map[string]any{"name": name}}}
