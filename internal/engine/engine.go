@@ -130,7 +130,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		StorePath:          store.DefaultPath,
-		Scope:              "namespaces",
+		Scope:              string(snapshot.ScopeNamespaces),
 		Concurrency:        16,
 		Name:               "snapply",
 		InventoryNamespace: "default",
