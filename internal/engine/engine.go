@@ -20,6 +20,7 @@ import (
 	"github.com/snapply/snapply/internal/apply"
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/snapshot"
 	"github.com/snapply/snapply/internal/store"
 )
 
