@@ -193,7 +193,7 @@ func putRunWith(ctx context.Context, path string, c *cluster, n int, opts store.
 	meta := store.Meta{
 		Kind:    store.Before,
 		Created: c.now,
-		Cluster: store.Cluster{Server: store.ServerHash("https://203.0.113.10:6443"), Context: "prod"},
+		Cluster: store.Cluster{Server: "9b0f6c1e2d3a4b58", Context: "prod"}, // as kube.Client.ServerHash writes it: 16 hex characters
 		Source: store.Source{
 			Commit: fmt.Sprintf("%x", sha1.Sum([]byte(fmt.Sprint(n)))), Ref: "refs/heads/main",
 			RunID: fmt.Sprint(12_000_000_000 + n), RunAttempt: "1", Workflow: "deploy", Actor: "octocat", Repository: "example/shop",

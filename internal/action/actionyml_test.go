@@ -3,10 +3,14 @@ package action
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/snapply/snapply/internal/engine"
 )
 
 // actionYAML is the part of action.yml the runner reads.
@@ -103,5 +107,43 @@ func TestActionYAMLMatchesTheCode(t *testing.T) {
 	}
 	if len(a.Outputs) != len(outputs) {
 		t.Errorf("action.yml declares %d outputs, the code writes %d", len(a.Outputs), len(outputs))
+	}
+}
+
+// The defaults action.yml declares are those the code applies to an empty
+// input (DefaultInputs, which takes the CLI's from the engine).
+func TestActionYAMLDefaultsAreTheCodes(t *testing.T) {
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionYAML
+	if err := yaml.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultInputs()
+	want := map[string]string{
+		InputPath:               d.Path,
+		InputMode:               d.Mode,
+		InputName:               d.Name,
+		InputInventoryNamespace: d.InventoryNamespace,
+		InputStore:              d.Store,
+		InputPrune:              strconv.FormatBool(d.Prune),
+		InputWait:               strconv.FormatBool(d.Wait),
+		InputForceConflicts:     strconv.FormatBool(d.ForceConflicts),
+		InputAllowDestructive:   strconv.FormatBool(d.AllowDestructive),
+		InputComment:            strconv.FormatBool(d.Comment),
+		InputScope:              d.Scope,
+	}
+	for in, v := range want {
+		if got := a.Inputs[in].Default; got != v {
+			t.Errorf("action.yml: input %s defaults to %q, the code to %q", in, got, v)
+		}
+	}
+	if got, err := time.ParseDuration(a.Inputs[InputTimeout].Default); err != nil || got != d.Timeout {
+		t.Errorf("action.yml: input %s defaults to %q, the code to %s", InputTimeout, a.Inputs[InputTimeout].Default, d.Timeout)
+	}
+	if o := engine.DefaultOptions(); d.Store != o.StorePath || d.Name != o.Name || d.Scope != o.Scope {
+		t.Errorf("the action's defaults %+v differ from the CLI's %+v", d, o)
 	}
 }

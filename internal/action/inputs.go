@@ -10,6 +10,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/plan"
 )
 
@@ -118,25 +119,27 @@ type Inputs struct {
 }
 
 // DefaultInputs returns the value of every input left empty: path ".", mode
-// auto, name "snapply" and inventory namespace "default" (as the CLI),
-// store "snapply.db" uploaded as an artifact, prune, wait, a 5-minute
-// timeout, no force, no destructive prune, a comment, and the namespaces
-// scope.
+// auto, the store uploaded as an artifact, no force, no destructive
+// prune, a comment, and the CLI's defaults, taken from the engine: the
+// name and inventory namespace, the store file, the scope
+// (engine.DefaultOptions), prune, wait and the timeout
+// (engine.DefaultDeployOptions).
 func DefaultInputs() Inputs {
+	o, d := engine.DefaultOptions(), engine.DefaultDeployOptions()
 	return Inputs{
 		Path:               ".",
 		Mode:               "auto",
-		Name:               "snapply",
-		InventoryNamespace: "default",
-		Store:              "snapply.db",
+		Name:               o.Name,
+		InventoryNamespace: o.InventoryNamespace,
+		Store:              o.StorePath,
 		UploadStore:        true,
-		Prune:              true,
-		Wait:               true,
-		Timeout:            5 * time.Minute,
+		Prune:              d.Prune,
+		Wait:               d.Wait,
+		Timeout:            d.Timeout,
 		ForceConflicts:     false,
 		AllowDestructive:   false,
 		Comment:            true,
-		Scope:              "namespaces",
+		Scope:              o.Scope,
 	}
 }
 

@@ -668,7 +668,8 @@ func copyFile(from, to string) error {
 
 // OneLine keeps an error on one line: some API server and kustomize
 // messages span several, and joined errors are one per line. The lines are
-// joined with "; ", and runs of white space folded.
+// joined with "; ", and runs of white space folded. It differs from
+// text.OneLine on purpose: the errors of errors.Join stay apart.
 func OneLine(s string) string {
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {

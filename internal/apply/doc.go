@@ -2,8 +2,10 @@
 // that applies of one inventory never overlap, server-side applies the
 // desired objects in waves (CRDs and Namespaces, prerequisites, everything
 // else, webhook configurations), prunes the inventory members that are no
-// longer desired, waits for readiness, and records the result in the
-// inventory.
+// longer desired, and waits for readiness. It returns the per-object
+// outcome (Result) and does not record the run: internal/engine's record
+// step writes the snapshots and records to the store, and the last applied
+// commit, run and snapshot to the inventory (Inventory.Save).
 //
 // The inventory is a KEP-3659 ApplySet whose parent is a Secret in the
 // inventory namespace (Inventory): members carry the

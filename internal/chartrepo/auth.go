@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"helm.sh/helm/v4/pkg/helmpath"
 	"sigs.k8s.io/yaml"
+
+	"github.com/snapply/snapply/internal/text"
 )
 
 // Credentials say where a Fetcher finds credentials for private chart
@@ -69,7 +71,7 @@ func (c Credentials) registryAuth(target authn.Resource) (authn.Authenticator, s
 	if c.Docker {
 		a, err := authn.DefaultKeychain.Resolve(target)
 		if err != nil {
-			return nil, "", fmt.Errorf("docker config: %v", oneLine(err.Error()))
+			return nil, "", fmt.Errorf("docker config: %v", text.OneLine(err.Error()))
 		}
 		if a != authn.Anonymous {
 			return a, "the Docker config (docker login)", nil
@@ -91,12 +93,12 @@ func fileAuth(path, host string) (authn.Authenticator, error) {
 	defer f.Close()
 	cf, err := dockerconfig.LoadFromReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("registry config %s: %v", path, oneLine(err.Error()))
+		return nil, fmt.Errorf("registry config %s: %v", path, text.OneLine(err.Error()))
 	}
 	cf.Filename = path
 	ac, err := cf.GetAuthConfig(host)
 	if err != nil {
-		return nil, fmt.Errorf("registry config %s: %s: %v", path, host, oneLine(err.Error()))
+		return nil, fmt.Errorf("registry config %s: %s: %v", path, host, text.OneLine(err.Error()))
 	}
 	if ac.Username == "" && ac.Password == "" && ac.Auth == "" && ac.IdentityToken == "" && ac.RegistryToken == "" {
 		return nil, nil
@@ -151,7 +153,7 @@ func (c Credentials) repositoryAuth(repoURL string) (*repoAuth, error) {
 	}
 	var f repositoryFile
 	if err := yaml.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("helm repositories %s: %v", c.RepositoryConfig, oneLine(err.Error()))
+		return nil, fmt.Errorf("helm repositories %s: %v", c.RepositoryConfig, text.OneLine(err.Error()))
 	}
 	want := strings.TrimSuffix(repoURL, "/")
 	for _, e := range f.Repositories {

@@ -28,6 +28,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"sigs.k8s.io/yaml"
+
+	"github.com/snapply/snapply/internal/text"
 )
 
 // LockFileName is the lock file's name, next to a kustomization.
@@ -237,7 +239,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, repo, name, version string) ([]
 	}
 	var idx index
 	if err := yaml.Unmarshal(b, &idx); err != nil {
-		return nil, fmt.Errorf("%s: index.yaml: %v", redactURL(repo), oneLine(err.Error()))
+		return nil, fmt.Errorf("%s: index.yaml: %v", redactURL(repo), text.OneLine(err.Error()))
 	}
 	for _, e := range idx.Entries[name] {
 		if strings.TrimPrefix(e.Version, "v") != strings.TrimPrefix(version, "v") || len(e.URLs) == 0 {
@@ -272,7 +274,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, repo, name, version string) ([]b
 	where := Key(repo, name) + ":" + tag
 	ref, err := gname.NewTag(strings.TrimPrefix(Key(repo, name), "oci://")+":"+tag, gname.StrictValidation)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", where, oneLine(err.Error()))
+		return nil, fmt.Errorf("%s: %v", where, text.OneLine(err.Error()))
 	}
 	auth, from, err := f.Credentials.registryAuth(ref.Context())
 	if err != nil {
@@ -293,7 +295,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, repo, name, version string) ([]b
 		} `json:"layers"`
 	}
 	if err := yaml.Unmarshal(desc.Manifest, &m); err != nil {
-		return nil, fmt.Errorf("%s: manifest: %v", where, oneLine(err.Error()))
+		return nil, fmt.Errorf("%s: manifest: %v", where, text.OneLine(err.Error()))
 	}
 	for _, l := range m.Layers {
 		if l.MediaType != helmChartLayerType {
@@ -333,7 +335,7 @@ func ociError(where, host, from string, err error) error {
 		}
 		return fmt.Errorf("%s: the registry refuses the credentials for %s from %s (%d %s)", where, host, from, terr.StatusCode, http.StatusText(terr.StatusCode))
 	}
-	return fmt.Errorf("%s: %v", where, oneLine(err.Error()))
+	return fmt.Errorf("%s: %v", where, text.OneLine(err.Error()))
 }
 
 // userinfo matches the user information of a URL that does not parse.
@@ -361,5 +363,3 @@ func parseError(err error) error {
 	}
 	return err
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/snapply/snapply/internal/text"
 )
 
 // lockHeader starts every lock file snapply writes.
@@ -32,7 +34,7 @@ func ReadLock(path string) (*Lock, error) {
 	}
 	var l Lock
 	if err := yaml.UnmarshalStrict(b, &l); err != nil {
-		return nil, fmt.Errorf("%s: %s", filepath.Base(path), oneLine(err.Error()))
+		return nil, fmt.Errorf("%s: %s", filepath.Base(path), text.OneLine(err.Error()))
 	}
 	if l.Charts == nil {
 		l.Charts = map[string]map[string]string{}

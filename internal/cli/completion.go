@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/snapply/snapply/internal/engine"
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/store"
 )
@@ -130,16 +132,30 @@ func runSnapshots(db *store.DB) (func(store.Meta) bool, error) {
 	return func(m store.Meta) bool { return ids[m.ID] }, nil
 }
 
+// openCompletionStore opens the command's --store read-only, as the
+// command would: the store key in the variable its --store-key-env names
+// (SNAPPLY_STORE_KEY by default) opens an encrypted file, and nothing is
+// unsealed. It waits completionStoreTimeout at most for a lock; decrypting
+// a copy takes tens of milliseconds for a thousand objects.
+func openCompletionStore(cmd *cobra.Command) (*store.DB, error) {
+	path, err := cmd.Flags().GetString("store")
+	if err != nil {
+		return nil, err
+	}
+	env, _ := cmd.Flags().GetString("store-key-env") // "" (the default variable) when the command has no such flag
+	key, err := engine.StoreKey{Env: env}.Read(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(path, store.Options{ReadOnly: true, Timeout: completionStoreTimeout, FileKey: key})
+}
+
 // completeSnapshots returns "latest" and the IDs of the snapshots of the
 // command's --store that keep accepts, newest first, each described by its
 // kind, time, size and commit.
 func completeSnapshots(cmd *cobra.Command, toComplete string, keep snapshotFilter) ([]cobra.Completion, cobra.ShellCompDirective) {
 	directive := noFiles | cobra.ShellCompDirectiveKeepOrder
-	path, err := cmd.Flags().GetString("store")
-	if err != nil {
-		return nil, directive
-	}
-	db, err := store.Open(path, store.Options{ReadOnly: true, Timeout: completionStoreTimeout})
+	db, err := openCompletionStore(cmd)
 	if err != nil {
 		return nil, directive
 	}
@@ -177,11 +193,7 @@ func completeSnapshots(cmd *cobra.Command, toComplete string, keep snapshotFilte
 // completeRefs completes the objects of snapshot id in the command's
 // --store, as Kind/namespace/name (Kind/name when cluster-scoped).
 func completeRefs(cmd *cobra.Command, id, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	path, err := cmd.Flags().GetString("store")
-	if err != nil {
-		return nil, noFiles
-	}
-	db, err := store.Open(path, store.Options{ReadOnly: true, Timeout: completionStoreTimeout})
+	db, err := openCompletionStore(cmd)
 	if err != nil {
 		return nil, noFiles
 	}

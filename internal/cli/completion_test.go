@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/snapply/snapply/internal/store"
 )
 
 // complete runs `snapply __complete args...` (what the shell scripts run)
@@ -68,6 +70,48 @@ func TestCompleteSnapshotIDs(t *testing.T) {
 			t.Errorf("%v: %v\n%s", args, got, r.stderr)
 		}
 	}
+}
+
+// An encrypted store completes with the key the commands use: the one in
+// SNAPPLY_STORE_KEY, or in the variable --store-key-env names; without it,
+// or with a wrong one, nothing, and no error.
+func TestCompleteSnapshotIDsOfAnEncryptedStore(t *testing.T) {
+	t.Setenv(store.KeyEnv, "")
+	t.Setenv("OTHER_KEY", testKeyA)
+	t.Setenv("WRONG_KEY", testKeyB)
+	cm := obj(t, configMapA)
+	db, ids := storeOf(t, []*unstructured.Unstructured{cm}, []*unstructured.Unstructured{cm, obj(t, strings.Replace(configMapA, "name: a", "name: b", 1))})
+	if r := runRaw(t, "store", "encrypt", "--store", db, "--store-key-env", "OTHER_KEY"); r.code != 0 {
+		t.Fatalf("encrypt: exit %d\n%s", r.code, r.stderr)
+	}
+	nothing := func(what string, args ...string) {
+		t.Helper()
+		if got, _, r := complete(t, args...); len(got) != 0 || strings.Contains(r.stderr, "rror") || strings.Contains(r.stderr, "key") {
+			t.Errorf("%s: %v\n%s", what, got, r.stderr)
+		}
+	}
+	nothing("no key", "show", "--store", db, "")
+	nothing("wrong key", "show", "--store", db, "--store-key-env", "WRONG_KEY", "")
+
+	newestFirst := []string{"latest", ids[1], ids[0]}
+	for _, args := range [][]string{
+		{"show", "--store", db, "--store-key-env", "OTHER_KEY", ""},
+		{"diff", "--store-key-env", "OTHER_KEY", "--store", db, ids[0], ""},
+	} {
+		if got, _, r := complete(t, args...); !cmp.Equal(got, newestFirst) {
+			t.Errorf("%v: %v, want %v\n%s", args, got, newestFirst, r.stderr)
+		}
+	}
+	if got, _, _ := complete(t, "show", "--store", db, "--store-key-env", "OTHER_KEY", ids[1], ""); !cmp.Equal(got, []string{"ConfigMap/ns/a", "ConfigMap/ns/b"}) {
+		t.Errorf("show's objects: %v", got)
+	}
+	// SNAPPLY_STORE_KEY, when no --store-key-env is given.
+	t.Setenv(store.KeyEnv, testKeyA)
+	if got, _, _ := complete(t, "diff", "--store", db, ""); !cmp.Equal(got, newestFirst) {
+		t.Errorf("with %s: %v, want %v", store.KeyEnv, got, newestFirst)
+	}
+	// Completion read the file and left it as it was: still encrypted.
+	nothing("encrypted after completion", "show", "--store", db, "--store-key-env", "WRONG_KEY", "")
 }
 
 func TestCompleteRollbackToRecordedRuns(t *testing.T) {

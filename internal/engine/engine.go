@@ -20,6 +20,7 @@ import (
 	"github.com/snapply/snapply/internal/apply"
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/snapshot"
 	"github.com/snapply/snapply/internal/store"
 )
 
@@ -130,7 +131,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		StorePath:          store.DefaultPath,
-		Scope:              "namespaces",
+		Scope:              string(snapshot.ScopeNamespaces),
 		Concurrency:        16,
 		Name:               "snapply",
 		InventoryNamespace: "default",

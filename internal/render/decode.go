@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/text"
 )
 
 // maxDepth bounds the nesting of a document, aliases included.
@@ -328,7 +329,7 @@ var yamlLine = regexp.MustCompile(`^yaml: (?:unmarshal errors: )?line (\d+): (.*
 // line before the block that holds the problem; yaml.v2 names the line
 // before the problem itself, so it is asked for the line.
 func yamlError(file string, data []byte, err error) error {
-	msg := oneLine(err.Error())
+	msg := text.OneLine(err.Error())
 	m := yamlLine.FindStringSubmatch(msg)
 	if m == nil {
 		return fileError(file, 0, &rewordedError{msg: msg, err: err})
@@ -353,7 +354,7 @@ func yamlV2Line(data []byte, want string) int {
 		if err == nil {
 			continue
 		}
-		m := yamlLine.FindStringSubmatch(oneLine(err.Error()))
+		m := yamlLine.FindStringSubmatch(text.OneLine(err.Error()))
 		if m == nil || m[2] != want {
 			return 0
 		}

@@ -3,9 +3,9 @@ package render
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/text"
 )
 
 // ErrNoObjects is returned (wrapped in an *Error) when a path renders no
@@ -31,7 +31,7 @@ type Error struct {
 
 // Error prints "render: file:line: message" on one line.
 func (e *Error) Error() string {
-	return "render: " + e.Source.String() + ": " + oneLine(e.Err.Error())
+	return "render: " + e.Source.String() + ": " + text.OneLine(e.Err.Error())
 }
 
 // Unwrap returns the cause.
@@ -51,10 +51,4 @@ func (e *DuplicateError) Error() string {
 // fileError returns an *Error about file:line.
 func fileError(file string, line int, err error) error {
 	return &Error{Source: object.Source{File: file, Line: line}, Err: err}
-}
-
-// oneLine collapses every run of white space, new lines included, into one
-// space: kustomize and yaml errors may span lines.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

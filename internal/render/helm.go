@@ -35,6 +35,7 @@ import (
 
 	"github.com/snapply/snapply/internal/chartrepo"
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/text"
 )
 
 // helmSourceAnnotation marks every object rendered from a chart with the
@@ -529,7 +530,7 @@ func mergeValues(dst, src map[string]any) map[string]any {
 
 // oneLineErr flattens an error's message onto one line.
 func oneLineErr(err error) error {
-	return &rewordedError{msg: oneLine(err.Error()), err: err}
+	return &rewordedError{msg: text.OneLine(err.Error()), err: err}
 }
 
 // helmCapabilities returns the capabilities a chart renders with: the

@@ -3,6 +3,8 @@ package report
 import (
 	"html"
 	"strings"
+
+	itext "github.com/snapply/snapply/internal/text" // report's tests declare text
 )
 
 // mdSpecial holds the characters that markdown or GitHub's HTML handling
@@ -54,12 +56,15 @@ func htmlText(s string) string {
 	return html.EscapeString(clean(oneLine(s)))
 }
 
-// oneLine joins the lines of s with spaces.
+// oneLine joins the lines of s with spaces (text.OneLine). Unlike
+// text.OneLine it leaves text of one line as it is: a value the report
+// quotes in a code span (a field's value, a name, an image) keeps its
+// spaces, so that it shows as written.
 func oneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
-	return strings.Join(strings.Fields(strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)), " ")
+	return itext.OneLine(s)
 }
 
 // longestRun returns the length of the longest run of c in s.

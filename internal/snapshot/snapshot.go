@@ -24,6 +24,7 @@ import (
 
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
+	"github.com/snapply/snapply/internal/text"
 )
 
 // Scope says how much of the cluster a snapshot holds.
@@ -282,7 +283,7 @@ func listable(c *kube.Client, excluded map[string]bool) ([]discovered, []Skipped
 			return nil, nil, fmt.Errorf("snapshot: discovery: %w", kube.Unreachable(c.Config.Host, err))
 		}
 		for gv, gerr := range gdf.Groups {
-			skipped = append(skipped, Skipped{Resource: gv.String(), GVR: gv.WithResource(""), Reason: "discovery failed: " + oneLine(gerr.Error())})
+			skipped = append(skipped, Skipped{Resource: gv.String(), GVR: gv.WithResource(""), Reason: "discovery failed: " + text.OneLine(gerr.Error())})
 		}
 	}
 	var out []discovered
@@ -385,5 +386,3 @@ func resourceName(gvr schema.GroupVersionResource) string {
 	}
 	return gvr.Resource + "." + gvr.Group + "/" + gvr.Version
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -44,18 +42,12 @@ type Source struct {
 
 // Cluster names the cluster a snapshot was taken of.
 type Cluster struct {
-	// Server is ServerHash of the API server URL: it tells clusters apart
+	// Server identifies the API server without naming it (kube's
+	// Client.ServerHash: a hash of its URL): it tells clusters apart
 	// without writing their address into the file.
 	Server string `json:"server,omitempty"`
 	// Context is the kubeconfig context, if any.
 	Context string `json:"context,omitempty"`
-}
-
-// ServerHash returns the first 16 hex characters of the SHA-256 of an API
-// server URL, as Cluster.Server holds it.
-func ServerHash(url string) string {
-	h := sha256.Sum256([]byte(url))
-	return hex.EncodeToString(h[:])[:16]
 }
 
 // Meta describes a snapshot.

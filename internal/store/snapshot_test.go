@@ -19,7 +19,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	meta := Meta{
 		Created: created,
 		Kind:    After,
-		Cluster: Cluster{Server: ServerHash("https://10.0.0.1:6443"), Context: "prod"},
+		Cluster: Cluster{Server: "8f3a2c0d9e1b4a57", Context: "prod"},
 		Source: Source{
 			Commit: "0123456789abcdef0123456789abcdef01234567", Ref: "refs/heads/main", RunID: "4711", RunAttempt: "2",
 			Workflow: "deploy", Actor: "octocat", Repository: "acme/shop", PR: 42, Restores: "20261120T000000Z-abcdef",
@@ -232,15 +232,5 @@ func TestSnapshotHistory(t *testing.T) {
 	t.Logf("snapshots by chain depth: %v", depths)
 	if depths[0] < 2 || len(depths) < 5 {
 		t.Errorf("snapshots by chain depth: %v; want keyframes and deltas", depths)
-	}
-}
-
-func TestServerHash(t *testing.T) {
-	h := ServerHash("https://10.0.0.1:6443")
-	if len(h) != 16 || strings.Contains(h, "10.0.0.1") {
-		t.Errorf("ServerHash() = %q, want 16 hex characters", h)
-	}
-	if h == ServerHash("https://10.0.0.2:6443") {
-		t.Error("two servers hash alike")
 	}
 }

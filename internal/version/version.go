@@ -3,9 +3,16 @@
 //
 //	go build -ldflags "-X github.com/snapply/snapply/internal/version.Version=$(git describe --tags --always --dirty) -X github.com/snapply/snapply/internal/version.Commit=$(git rev-parse HEAD)"
 //
-// A binary built without them (`go install github.com/snapply/snapply/cmd/snapply@v1.2.3`)
-// takes both from its build information: the module version and the VCS
-// revision Go stamps in.
+// A binary built without them takes what its build information holds:
+//
+//   - `go install github.com/snapply/snapply/cmd/snapply@v1.2.3` builds from
+//     the module cache, not a git checkout: Version is the module version
+//     (a pseudo-version such as v0.0.0-20260101120000-abcdef123456 for an
+//     untagged commit), and Commit stays "unknown", because Go records the
+//     VCS revision only when it builds inside a checkout;
+//   - `go build ./cmd/snapply` in a git checkout: Commit is the revision Go
+//     stamps in (with "-dirty" when the tree has changes), and Version the
+//     version Go derives from the checkout (its tag, else a pseudo-version).
 package version
 
 import (
