@@ -20,4 +20,6 @@ COPY --from=build /out/snapply /usr/local/bin/snapply
 # uid; snapply gives the store it writes there to the directory's owner.
 USER 0:0
 ENTRYPOINT ["/usr/local/bin/snapply"]
-CMD ["action"]
+# Arguments are a snapply command line (`docker run IMAGE plan DIR`); none
+# prints the help.
+CMD ["--help"]
