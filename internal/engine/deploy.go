@@ -154,39 +154,44 @@ func (p *Prepared) saveInventoryRecord(ctx context.Context, res *apply.Result, a
 
 // record writes the after snapshot and the per-object records.
 func (p *Prepared) record(ctx context.Context, res *apply.Result, desired store.Meta) (store.Meta, error) {
-	e := p.engine
 	// The after snapshot holds the managed objects (desired and pruned):
 	// what the run changed, which is what a rollback restores; the before
 	// snapshot already holds the rest of their namespaces.
 	sopts := snapshot.DefaultOptions()
 	sopts.Scope = snapshot.ScopeManaged
-	// The outcome of every object is known even when the cluster cannot
-	// be read back (the API server went away mid-apply): then the records
-	// are kept without an after snapshot.
 	run := p.run(ctx, res, desired)
-	withoutAfter := func(err error) (store.Meta, error) {
-		if perr := p.Store.PutRun(ctx, run); perr != nil {
-			return store.Meta{}, errors.Join(err, perr)
-		}
-		e.progressf(StageRecord, "recorded the outcome in %s without an after snapshot: snapshot %s (before)", p.Store.Path(), p.Before.ID)
-		return store.Meta{}, err
-	}
 	after, err := snapshot.Capture(ctx, p.Client, p.refs, sopts)
 	if err != nil {
-		return withoutAfter(err)
+		return p.recordWithoutAfter(ctx, run, err)
 	}
+	return p.recordWithAfter(ctx, run, after.Objects)
+}
+
+// recordWithAfter writes the after snapshot of objs, then run with it.
+func (p *Prepared) recordWithAfter(ctx context.Context, run store.Run, objs []*unstructured.Unstructured) (store.Meta, error) {
 	meta := p.meta(store.After)
 	meta.Scope = string(snapshot.ScopeManaged)
-	afterMeta, err := p.Store.PutSnapshot(ctx, meta, after.Objects)
+	afterMeta, err := p.Store.PutSnapshot(ctx, meta, objs)
 	if err != nil {
-		return withoutAfter(err)
+		return p.recordWithoutAfter(ctx, run, err)
 	}
 	run.After = afterMeta.ID
 	if err := p.Store.PutRun(ctx, run); err != nil {
 		return afterMeta, err
 	}
-	e.progressf(StageRecord, "recorded the outcome in %s: snapshots %s (before), %s (after)", p.Store.Path(), p.Before.ID, afterMeta.ID)
+	p.engine.progressf(StageRecord, "recorded the outcome in %s: snapshots %s (before), %s (after)", p.Store.Path(), p.Before.ID, afterMeta.ID)
 	return afterMeta, nil
+}
+
+// recordWithoutAfter writes run without an after snapshot and returns err,
+// the reason there is none: the outcome of every object is known even when
+// the cluster cannot be read back (the API server went away mid-apply).
+func (p *Prepared) recordWithoutAfter(ctx context.Context, run store.Run, err error) (store.Meta, error) {
+	if perr := p.Store.PutRun(ctx, run); perr != nil {
+		return store.Meta{}, errors.Join(err, perr)
+	}
+	p.engine.progressf(StageRecord, "recorded the outcome in %s without an after snapshot: snapshot %s (before)", p.Store.Path(), p.Before.ID)
+	return store.Meta{}, err
 }
 
 // run returns the record of this run, without its after snapshot: its

@@ -13,8 +13,26 @@ import (
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
+	"github.com/snapply/snapply/internal/secret"
 	"github.com/snapply/snapply/internal/store"
 )
+
+// RunRecords is what the known test reads of a store (*store.DB): the
+// record of the run whose after snapshot an inventory names, and that
+// run's desired snapshot.
+type RunRecords interface {
+	// RunWithAfter returns the run whose after snapshot is after; nil and
+	// no error when the store holds none.
+	RunWithAfter(after string) (*store.Run, error)
+	// Snapshot returns the snapshot id with its entries.
+	Snapshot(id string) (*store.Snapshot, error)
+	// Redactor returns the redactor the store's object IDs are made with.
+	Redactor() *secret.Redactor
+	// Path names the store in messages.
+	Path() string
+}
+
+var _ RunRecords = (*store.DB)(nil)
 
 // Known is the outcome of the known test (docs/design.md, "Known
 // objects"): the desired objects whose dry run the record of the last
@@ -106,7 +124,7 @@ func (g CRDGenerations) generation(gk schema.GroupKind) (gen int64, ok bool) {
 // The planner then compares each candidate's digest with the live object
 // (plan.Input.Known). Without a record, Fields is empty: every object is
 // dry-run.
-func KnownObjects(db *store.DB, inv *apply.Inventory, desired []object.Object, serverVersion string, crds CRDGenerations) Known {
+func KnownObjects(db RunRecords, inv *apply.Inventory, desired []object.Object, serverVersion string, crds CRDGenerations) Known {
 	after := inv.Annotations[apply.LastSnapshotAnnotation]
 	if !inv.Exists || after == "" {
 		return Known{Line: "no earlier apply of this inventory"}

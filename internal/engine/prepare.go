@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/snapply/snapply/internal/graph"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/snapply/snapply/internal/apply"
+	"github.com/snapply/snapply/internal/graph"
 	"github.com/snapply/snapply/internal/kube"
 	"github.com/snapply/snapply/internal/object"
 	"github.com/snapply/snapply/internal/plan"
@@ -18,6 +18,34 @@ import (
 	"github.com/snapply/snapply/internal/snapshot"
 	"github.com/snapply/snapply/internal/store"
 	"github.com/snapply/snapply/internal/version"
+)
+
+// Store is what a run does with its store (*store.DB): the known test reads
+// the record of the last apply from it (RunRecords), the run writes its
+// snapshots and its record into it, redacts Secret values with its
+// redactor, and closes it.
+type Store interface {
+	RunRecords
+	// PutSnapshot writes a snapshot of objs and returns its metadata.
+	PutSnapshot(ctx context.Context, meta store.Meta, objs []*unstructured.Unstructured) (store.Meta, error)
+	// PutRun writes the record of a run.
+	PutRun(ctx context.Context, run store.Run) error
+	// Close closes the store.
+	Close() error
+}
+
+// Lock is the inventory's lock as a run holds it (*apply.Lock): the apply
+// stops when it is lost, and Close releases it.
+type Lock interface {
+	// Lost is closed when the lock is lost while held.
+	Lost() <-chan struct{}
+	// Release releases the lock.
+	Release() error
+}
+
+var (
+	_ Store = (*store.DB)(nil)
+	_ Lock  = (*apply.Lock)(nil)
 )
 
 // Prepared is the outcome of steps 1 and 2 of the pipeline: the desired
@@ -35,7 +63,7 @@ type Prepared struct {
 	// Inventory is the inventory (ApplySet parent) as it was loaded.
 	Inventory *apply.Inventory
 	// Store is the open store.
-	Store *store.DB
+	Store Store
 	// Client is the cluster client.
 	Client *kube.Client
 
@@ -44,7 +72,7 @@ type Prepared struct {
 	target   Target
 	live     *snapshot.Result
 	members  []*unstructured.Unstructured
-	lock     *apply.Lock
+	lock     Lock // nil for a plan
 	scope    snapshot.Scope
 	refs     []object.Ref
 	restores string
@@ -54,7 +82,7 @@ type Prepared struct {
 	policies     *policy.Set
 	known        Known
 	crds         CRDGenerations
-	records      *store.DB // the store of the last apply, when not Store
+	records      Store // the store of the last apply, when not Store
 }
 
 // Close releases the lock and closes the store, once; it is safe on a
@@ -174,10 +202,11 @@ func (p *Prepared) takeLock(ctx context.Context, wait time.Duration) error {
 	lopts.OnWait = func(holder string) {
 		e.progress(Event{Stage: StageLock, LockWaiting: true, Message: fmt.Sprintf("lock %s/%s is held by %s: waiting up to %s", o.InventoryNamespace, apply.LeaseName(o.Name), holder, wait)})
 	}
-	var err error
-	if p.lock, err = apply.Acquire(ctx, p.Client, o.Name, o.InventoryNamespace, lopts); err != nil {
+	lock, err := apply.Acquire(ctx, p.Client, o.Name, o.InventoryNamespace, lopts)
+	if err != nil {
 		return err
 	}
+	p.lock = lock // only a lock taken: a nil *apply.Lock in p.lock is not nil
 	e.progressf(StageLock, "lock %s/%s taken in %s", o.InventoryNamespace, apply.LeaseName(o.Name), since(start))
 	return nil
 }
