@@ -206,7 +206,7 @@ func (p *Prepared) takeLock(ctx context.Context, wait time.Duration) error {
 	if err != nil {
 		return err
 	}
-	p.lock = lock // only a lock taken: a nil *apply.Lock in p.lock is not nil
+	p.lock = lock // set only when taken: a nil *apply.Lock in the interface is not nil for Close
 	e.progressf(StageLock, "lock %s/%s taken in %s", o.InventoryNamespace, apply.LeaseName(o.Name), since(start))
 	return nil
 }
