@@ -34,6 +34,11 @@ type realPlan struct {
 			Kind    string `json:"kind"`
 			Message string `json:"message"`
 		} `json:"risks"`
+		Policy []struct {
+			Rule    string `json:"rule"`
+			Level   string `json:"level"`
+			Message string `json:"message"`
+		} `json:"policy"`
 	} `json:"changes"`
 }
 
@@ -47,8 +52,8 @@ func refString(ref map[string]string) string {
 }
 
 // planReal runs `snapply plan -o json --detailed-exitcode` for the
-// inventory inv and returns the plan, the exit code and how long it took.
-func planReal(t *testing.T, dir, db, inv string, extra ...string) (realPlan, int, time.Duration) {
+// inventory inv and returns the plan, the run and how long it took.
+func planReal(t *testing.T, dir, db, inv string, extra ...string) (realPlan, result, time.Duration) {
 	t.Helper()
 	start := time.Now()
 	args := append([]string{"plan", dir, "--store", db, "--name", inv, "--inventory-namespace", inv, "-o", "json", "--detailed-exitcode"}, extra...)
@@ -58,7 +63,7 @@ func planReal(t *testing.T, dir, db, inv string, extra ...string) (realPlan, int
 	if r.code == 1 || json.Unmarshal([]byte(r.stdout), &p) != nil {
 		t.Fatalf("plan: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	return p, r.code, took
+	return p, r, took
 }
 
 // gitRepo copies the directory dir of a Go module into a new directory
@@ -102,10 +107,10 @@ func TestRealKustomizeMetricsServer(t *testing.T) {
 		t.Errorf("render: %d objects, want 9, with the image %s and the label k8s-app:\n%s", n, image, r.stdout)
 	}
 
-	p, code, took := planReal(t, dir, db, ns)
+	p, r, took := planReal(t, dir, db, ns)
 	t.Logf("plan of %d objects: %v", len(p.Changes), took)
-	if code != 2 || len(p.Changes) != 9 || p.Summary["create"] != 9 {
-		t.Errorf("plan: exit %d, summary %v, want 9 creates and exit 2", code, p.Summary)
+	if r.code != 2 || len(p.Changes) != 9 || p.Summary["create"] != 9 {
+		t.Errorf("plan: exit %d, summary %v, want 9 creates and exit 2", r.code, p.Summary)
 	}
 	for _, c := range p.Changes {
 		if c.Action != "create" || len(c.Risks) > 0 {
@@ -126,10 +131,17 @@ func TestRealKustomizeMetricsServer(t *testing.T) {
 		t.Errorf("image %s, want %s", got, image)
 	}
 
-	p, code, took = planReal(t, dir, db, ns)
+	// The APIService is there, its backend is not: once the API server
+	// finds it unavailable, its discovery of metrics.k8s.io fails.
+	waitCondition(t, schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}, "v1beta1.metrics.k8s.io", "Available", "False")
+	p, r, took = planReal(t, dir, db, ns)
 	t.Logf("second plan: %v", took)
-	if code != 0 || p.Summary["unchanged"] != 9 {
-		t.Errorf("second plan: exit %d, summary %v, want 9 unchanged and exit 0", code, p.Summary)
+	if r.code != 0 || p.Summary["unchanged"] != 9 {
+		t.Errorf("second plan: exit %d, summary %v, want 9 unchanged and exit 0", r.code, p.Summary)
+	}
+	// The plan says what it could not read.
+	if want := "snapshot: skipped metrics.k8s.io/v1beta1: discovery failed"; !strings.Contains(r.stderr, want) {
+		t.Errorf("second plan: stderr does not say %q:\n%s", want, r.stderr)
 	}
 	for _, c := range p.Changes {
 		if c.Action != "unchanged" || len(c.Risks) > 0 {
@@ -229,7 +241,7 @@ func TestRealGatewayAPICRDs(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	t.Cleanup(func() { pruneAll(t, ns, db, "gateway.networking.k8s.io") })
 
-	p, code, took := planReal(t, dir, db, ns)
+	p, r, took := planReal(t, dir, db, ns)
 	t.Logf("plan of %d objects: %v", len(p.Changes), took)
 	crds := 0
 	for _, c := range p.Changes {
@@ -240,8 +252,8 @@ func TestRealGatewayAPICRDs(t *testing.T) {
 			t.Errorf("%s: %s %s, risks %v", refString(c.Ref), c.Action, c.Message, c.Risks)
 		}
 	}
-	if code != 2 || crds != 10 || len(p.Changes) != 12 {
-		t.Fatalf("plan: exit %d, %d objects of which %d CRDs, want exit 2, 12 objects (10 CRDs, a policy and its binding)", code, len(p.Changes), crds)
+	if r.code != 2 || crds != 10 || len(p.Changes) != 12 {
+		t.Fatalf("plan: exit %d, %d objects of which %d CRDs, want exit 2, 12 objects (10 CRDs, a policy and its binding)", r.code, len(p.Changes), crds)
 	}
 
 	res, took := applyReal(t, ns, db, dir)
@@ -257,10 +269,32 @@ func TestRealGatewayAPICRDs(t *testing.T) {
 	}
 	checkEstablished(t, "gateway.networking.k8s.io", 10)
 
-	p, code, took = planReal(t, dir, db, ns)
+	p, r, took = planReal(t, dir, db, ns)
 	t.Logf("second plan: %v", took)
-	if code != 0 || p.Summary["unchanged"] != 12 {
-		t.Errorf("second plan: exit %d, summary %v, want 12 unchanged and exit 0", code, p.Summary)
+	if r.code != 0 || p.Summary["unchanged"] != 12 {
+		t.Errorf("second plan: exit %d, summary %v, want 12 unchanged and exit 0", r.code, p.Summary)
+	}
+
+	// The experimental channel over the standard one: the policy the
+	// standard channel installed refuses it, and the plan says so for
+	// each CRD it would change, naming the policy.
+	r = snapply(t, "plan", filepath.Join(dir, "experimental"), "--store", db, "--name", ns, "--inventory-namespace", ns, "-o", "json", "--detailed-exitcode")
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 1 {
+		t.Fatalf("plan of the experimental channel: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	const denied = "Installing experimental CRDs on top of standard channel CRDs is prohibited"
+	for _, c := range p.Changes {
+		experimental := c.Ref["kind"] == "CustomResourceDefinition" && strings.HasSuffix(c.Ref["name"], ".gateway.networking.k8s.io")
+		switch {
+		case experimental && (c.Action != "invalid" || !strings.Contains(c.Message, denied) ||
+			len(c.Policy) != 1 || c.Policy[0].Level != "deny" || !strings.Contains(c.Policy[0].Rule, "safe-upgrades.gateway.networking.k8s.io")):
+			t.Errorf("experimental channel: %s: %s %q, policy %+v; want invalid, denied by safe-upgrades.gateway.networking.k8s.io", refString(c.Ref), c.Action, c.Message, c.Policy)
+		case !experimental && c.Action == "invalid":
+			t.Errorf("experimental channel: %s: invalid: %s", refString(c.Ref), c.Message)
+		}
+	}
+	if p.Summary["invalid"] != 10 {
+		t.Errorf("experimental channel: summary %v, want 10 invalid", p.Summary)
 	}
 }
 
@@ -320,7 +354,7 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	t.Cleanup(func() { pruneAll(t, ns, db, "gateway.networking.k8s.io") })
 
-	p, code, took := planReal(t, dir, db, ns, "--namespace", ns)
+	p, r, took := planReal(t, dir, db, ns, "--namespace", ns)
 	t.Logf("plan of %d objects: %v", len(p.Changes), took)
 	want := map[string]string{ // kind -> action, namespace
 		"GatewayClass": "pending ", "Gateway": "pending " + ns, "HTTPRoute": "pending " + ns,
@@ -334,8 +368,8 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 			t.Errorf("%s: pending because %q", refString(c.Ref), c.Message)
 		}
 	}
-	if code != 2 || p.Summary["pending"] != 3 || p.Summary["create"] != 12 {
-		t.Fatalf("plan: exit %d, summary %v, want exit 2, 12 creates and 3 pending", code, p.Summary)
+	if r.code != 2 || p.Summary["pending"] != 3 || p.Summary["create"] != 12 {
+		t.Fatalf("plan: exit %d, summary %v, want exit 2, 12 creates and 3 pending", r.code, p.Summary)
 	}
 
 	res, took := applyReal(t, ns, db, dir, "--namespace", ns)
@@ -365,9 +399,34 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 		t.Errorf("Gateway class %q, want example", class)
 	}
 
-	p, code, took = planReal(t, dir, db, ns, "--namespace", ns)
+	p, r, took = planReal(t, dir, db, ns, "--namespace", ns)
 	t.Logf("second plan: %v", took)
-	if code != 0 || p.Summary["unchanged"] != 15 {
-		t.Errorf("second plan: exit %d, summary %v, want 15 unchanged and exit 0", code, p.Summary)
+	if r.code != 0 || p.Summary["unchanged"] != 15 {
+		t.Errorf("second plan: exit %d, summary %v, want 15 unchanged and exit 0", r.code, p.Summary)
+	}
+}
+
+// waitCondition waits until the cluster-scoped object name has the
+// condition typ with status.
+func waitCondition(t *testing.T, gvr schema.GroupVersionResource, name, typ, status string) {
+	t.Helper()
+	dc, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		u, err := dc.Resource(gvr).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == typ && m["status"] == status {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s: no condition %s=%s after 20s: %v", gvr.Resource, name, typ, status, conds)
+		}
 	}
 }
