@@ -326,15 +326,16 @@ func checkEstablished(t *testing.T, group string, want int) {
 	}
 }
 
-// TestRealGatewayAPIWithResources applies, in one run, a directory that
-// holds Gateway API's CRDs kustomization and one of the module's own
+// TestRealGatewayAPIWithResources applies, in one run, a kustomization
+// that holds Gateway API's CRDs kustomization and one of the module's own
 // examples (examples/standard/basic-http.yaml: a GatewayClass, a Gateway
-// and an HTTPRoute) to a cluster without the CRDs. The plan cannot dry-run
-// the custom resources and says they are pending on CRDs of the same plan;
-// the apply creates the CRDs first (their wave is waited for until they
-// are Established), then the custom resources, the Gateway and the
-// HTTPRoute in the namespace given, the GatewayClass cluster-wide. A second
-// plan finds nothing to do.
+// and an HTTPRoute) under `namespace:`, to a cluster without the CRDs.
+// Kustomize sets that namespace on the cluster-scoped GatewayClass too (it
+// cannot know the scope of a custom kind): the plan drops it, as the API
+// server would. The plan cannot dry-run the custom resources and says they
+// are pending on CRDs of the same plan; the apply creates the CRDs first
+// (their wave is waited for until they are Established), then the custom
+// resources. A second plan finds nothing to do.
 func TestRealGatewayAPIWithResources(t *testing.T) {
 	mod := testenv.ModuleDir(t, gatewayAPI)
 	repo := t.TempDir()
@@ -347,14 +348,16 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "basic-http.yaml"), example, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ns := env.Namespace(t)
+	for name, content := range map[string]string{"basic-http.yaml": string(example), "kustomization.yaml": "namespace: " + ns + "\nresources: [crds, basic-http.yaml]\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	db := filepath.Join(t.TempDir(), "s.db")
 	t.Cleanup(func() { pruneAll(t, ns, db, "gateway.networking.k8s.io") })
 
-	p, r, took := planReal(t, dir, db, ns, "--namespace", ns)
+	p, r, took := planReal(t, dir, db, ns)
 	t.Logf("plan of %d objects: %v", len(p.Changes), took)
 	want := map[string]string{ // kind -> action, namespace
 		"GatewayClass": "pending ", "Gateway": "pending " + ns, "HTTPRoute": "pending " + ns,
@@ -372,7 +375,7 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 		t.Fatalf("plan: exit %d, summary %v, want exit 2, 12 creates and 3 pending", r.code, p.Summary)
 	}
 
-	res, took := applyReal(t, ns, db, dir, "--namespace", ns)
+	res, took := applyReal(t, ns, db, dir)
 	t.Logf("apply of %d objects, with the wait: %v", len(res.Records), took)
 	waves := map[string]string{"CustomResourceDefinition": "definitions", "ValidatingAdmissionPolicy": "webhooks", "ValidatingAdmissionPolicyBinding": "webhooks"}
 	for _, rec := range res.Records {
@@ -399,7 +402,7 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 		t.Errorf("Gateway class %q, want example", class)
 	}
 
-	p, r, took = planReal(t, dir, db, ns, "--namespace", ns)
+	p, r, took = planReal(t, dir, db, ns)
 	t.Logf("second plan: %v", took)
 	if r.code != 0 || p.Summary["unchanged"] != 15 {
 		t.Errorf("second plan: exit %d, summary %v, want 15 unchanged and exit 0", r.code, p.Summary)
