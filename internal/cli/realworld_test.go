@@ -279,22 +279,23 @@ func TestRealGatewayAPICRDs(t *testing.T) {
 	// standard channel installed refuses it, and the plan says so for
 	// each CRD it would change, naming the policy.
 	r = snapply(t, "plan", filepath.Join(dir, "experimental"), "--store", db, "--name", ns, "--inventory-namespace", ns, "-o", "json", "--detailed-exitcode")
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 1 {
+	var exp realPlan
+	if err := json.Unmarshal([]byte(r.stdout), &exp); err != nil || r.code != 1 {
 		t.Fatalf("plan of the experimental channel: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	const denied = "Installing experimental CRDs on top of standard channel CRDs is prohibited"
-	for _, c := range p.Changes {
-		experimental := c.Ref["kind"] == "CustomResourceDefinition" && strings.HasSuffix(c.Ref["name"], ".gateway.networking.k8s.io")
+	for _, c := range exp.Changes {
+		guarded := c.Ref["kind"] == "CustomResourceDefinition" && strings.HasSuffix(c.Ref["name"], ".gateway.networking.k8s.io")
 		switch {
-		case experimental && (c.Action != "invalid" || !strings.Contains(c.Message, denied) ||
+		case guarded && (c.Action != "invalid" || !strings.Contains(c.Message, denied) ||
 			len(c.Policy) != 1 || c.Policy[0].Level != "deny" || !strings.Contains(c.Policy[0].Rule, "safe-upgrades.gateway.networking.k8s.io")):
 			t.Errorf("experimental channel: %s: %s %q, policy %+v; want invalid, denied by safe-upgrades.gateway.networking.k8s.io", refString(c.Ref), c.Action, c.Message, c.Policy)
-		case !experimental && c.Action == "invalid":
+		case !guarded && c.Action == "invalid":
 			t.Errorf("experimental channel: %s: invalid: %s", refString(c.Ref), c.Message)
 		}
 	}
-	if p.Summary["invalid"] != 10 {
-		t.Errorf("experimental channel: summary %v, want 10 invalid", p.Summary)
+	if exp.Summary["invalid"] != 10 {
+		t.Errorf("experimental channel: summary %v, want 10 invalid", exp.Summary)
 	}
 }
 
@@ -400,6 +401,9 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 	}
 	if class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName"); class != "example" {
 		t.Errorf("Gateway class %q, want example", class)
+	}
+	if _, err := dc.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}).Get(context.Background(), "example", metav1.GetOptions{}); err != nil {
+		t.Errorf("the cluster-scoped GatewayClass is not in the cluster: %v", err)
 	}
 
 	p, r, took = planReal(t, dir, db, ns)
