@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/snapply/snapply/internal/testenv"
 )
 
 // clusterAwareChart is a chart whose output depends on the cluster: a
@@ -338,34 +338,9 @@ func TestRealChartsPlannedAndApplied(t *testing.T) {
 }
 
 func testRealChart(t *testing.T, c realChart) {
-	cmd := exec.Command("go", "mod", "download", "-json", c.module)
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	var mod struct{ Dir string }
-	if err != nil || json.Unmarshal(out, &mod) != nil || mod.Dir == "" {
-		t.Skipf("module %s is not available (go mod download: %v)", c.module, err)
-	}
 	ns := env.Namespace(t)
 	dir := t.TempDir()
-	src := filepath.Join(mod.Dir, "charts", c.name)
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dir, "charts", c.name, rel)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.CopyTree(t, filepath.Join(testenv.ModuleDir(t, c.module), "charts", c.name), filepath.Join(dir, "charts", c.name))
 	// The test API server is built without version stamps (its
 	// gitVersion is v0.0.0-...): say which version it is, as charts
 	// compare it.

@@ -237,4 +237,12 @@ type Object struct {
 	// namespace, as `helm install` does. Otherwise the run's default
 	// namespace applies.
 	DefaultNamespace string
+	// NamespaceByKustomize is set when a kustomization gave the object
+	// its namespace (its `namespace:` field; the source document names
+	// none). Kustomize sets it on every kind it does not know to be
+	// cluster-scoped, custom kinds such as a GatewayClass included; the
+	// plan drops it from an object the server says is cluster-scoped, as
+	// kubectl and the API server do, where a namespace written in the
+	// source is an error.
+	NamespaceByKustomize bool
 }

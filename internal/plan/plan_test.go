@@ -361,19 +361,23 @@ func TestPrepareNamespaces(t *testing.T) {
 	cases := []struct {
 		name, doc, defaultNS, wantNS, wantErr string
 		objectNS                              string // the object's DefaultNamespace (a chart's release namespace)
+		byKustomize                           bool   // the object's NamespaceByKustomize
 	}{
-		{"defaulted", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "team", "team", "", ""},
-		{"no default", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "", "", "no metadata.namespace and no default namespace", ""},
-		{"cluster-scoped with namespace", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a, namespace: x}", "", "", "cluster-scoped object has metadata.namespace", ""},
-		{"cluster-scoped", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}", "team", "", "", ""},
+		{"defaulted", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "team", "team", "", "", false},
+		{"no default", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", "", "", "no metadata.namespace and no default namespace", "", false},
+		{"cluster-scoped with namespace", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a, namespace: x}", "", "", "cluster-scoped object has metadata.namespace", "", false},
+		{"cluster-scoped", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}", "team", "", "", "", false},
 		{name: "release namespace first", doc: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", defaultNS: "team", wantNS: "release", objectNS: "release"},
 		{name: "release namespace, no default", doc: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", wantNS: "release", objectNS: "release"},
 		{name: "cluster-scoped from a chart", doc: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}", objectNS: "release"},
+		{name: "cluster-scoped, namespace from a kustomization", doc: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a, namespace: x}", byKustomize: true},
+		{name: "namespaced, namespace from a kustomization", doc: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}", defaultNS: "team", wantNS: "x", byKustomize: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := objects(t, "x", tc.doc)
 			objs[0].DefaultNamespace = tc.objectNS
+			objs[0].NamespaceByKustomize = tc.byKustomize
 			err := plan.Prepare(objs, c, tc.defaultNS)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "test.yaml") {

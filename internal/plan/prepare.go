@@ -13,7 +13,9 @@ import (
 // its own DefaultNamespace (a Helm chart's release namespace), else
 // defaultNS (from --namespace or the kubeconfig context), or is an error when
 // there is none; a cluster-scoped object with a namespace is an error (kubectl
-// would silently drop it; a deployer must not guess). Kinds the server does
+// would silently drop it; a deployer must not guess), unless a kustomization
+// set it (NamespaceByKustomize: kustomize cannot know the scope of a custom
+// kind), in which case it is dropped. Kinds the server does
 // not serve take their scope from a CRD of the same set; kinds nobody defines
 // are left as they are and planned as invalid. Objects are changed in place.
 func Prepare(desired []object.Object, cl Cluster, defaultNS string) error {
@@ -49,6 +51,9 @@ func Prepare(desired []object.Object, cl Cluster, defaultNS string) error {
 		case namespaced && d.Ref.Namespace == "":
 			d.Obj.SetNamespace(def)
 			d.Ref.Namespace = def
+		case !namespaced && d.Ref.Namespace != "" && d.NamespaceByKustomize:
+			d.Obj.SetNamespace("")
+			d.Ref.Namespace = ""
 		case !namespaced && d.Ref.Namespace != "":
 			return fmt.Errorf("%s (%s): cluster-scoped object has metadata.namespace %q", d.Ref, d.Source, d.Ref.Namespace)
 		}

@@ -3,8 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,49 +46,12 @@ var realCharts = []realChart{
 	},
 }
 
-// moduleDir returns the directory of a Go module in the module cache,
-// downloading it when needed, or skips the test.
-func moduleDir(t testing.TB, module string) string {
-	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", module)
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if err != nil || json.Unmarshal(out, &info) != nil || info.Dir == "" {
-		t.Skipf("module %s is not available (go mod download: %v %s): the real-world chart tests need the module proxy or the module cache", module, err, info.Error)
-	}
-	return info.Dir
-}
-
-// copyTree copies the regular files of src into dst.
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // realChartRoot writes a repository that renders c through a
 // kustomization, the chart copied from its module under charts/.
 func realChartRoot(t testing.TB, c realChart) string {
 	t.Helper()
 	root := t.TempDir()
-	copyTree(t, filepath.Join(moduleDir(t, c.module), c.dir), filepath.Join(root, "charts", c.name))
+	testenv.CopyTree(t, filepath.Join(testenv.ModuleDir(t, c.module), c.dir), filepath.Join(root, "charts", c.name))
 	var vals map[string]any
 	if err := sigsyaml.Unmarshal([]byte(c.values), &vals); err != nil {
 		t.Fatal(err)
@@ -200,7 +161,7 @@ func TestHelmMatchesKustomizeBuildEnableHelm(t *testing.T) {
 		t.Skipf("no helm binary to compare with (build it with `hack/tools.sh helm`): %v", err)
 	}
 	root := t.TempDir()
-	copyTree(t, "testdata/helm/app", root)
+	testenv.CopyTree(t, "testdata/helm/app", root)
 	// Both renders must see the same Kubernetes version: helm's default is
 	// its client-go's, snapply's (without a cluster) is Helm's default.
 	k, err := os.ReadFile(filepath.Join(root, "kustomization.yaml"))

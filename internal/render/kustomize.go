@@ -132,10 +132,13 @@ func (r *renderer) objectsOf(m resmap.ResMap, dir, kustRel string) ([]object.Obj
 		src := object.Source{File: kustRel}
 		var unstable []string
 		var defaultNS string
+		byKustomize := false
 		if hs, ok := r.chartSourceOf(res.GetAnnotations(helmSourceAnnotation)); ok {
 			src, unstable, defaultNS = hs.src, hs.unstable, hs.namespace
 		} else if origin, err := res.GetOrigin(); err == nil && origin != nil {
 			src = r.sourceOf(origin, dir, res, lines)
+			byKustomize = res.GetNamespace() != "" && origin.Repo == "" && origin.Path != "" &&
+				lines.withoutNamespace(filepath.Join(dir, filepath.FromSlash(origin.Path)), res.GetKind(), res.GetName())
 		}
 		b, err := res.MarshalJSON()
 		if err != nil {
@@ -150,7 +153,7 @@ func (r *renderer) objectsOf(m resmap.ResMap, dir, kustRel string) ([]object.Obj
 			return nil, err
 		}
 		removeTrackingAnnotations(u)
-		objs = append(objs, object.Object{Ref: object.RefOf(u), Obj: u, Source: src, Unstable: unstable, DefaultNamespace: defaultNS})
+		objs = append(objs, object.Object{Ref: object.RefOf(u), Obj: u, Source: src, Unstable: unstable, DefaultNamespace: defaultNS, NamespaceByKustomize: byKustomize})
 	}
 	return objs, nil
 }
@@ -395,6 +398,23 @@ type lineFinder struct {
 // name the rendered name was made from (kustomize may add a prefix, a
 // suffix or a hash), or 0 when that is ambiguous.
 func (f *lineFinder) objectLine(file, kind, name string) int {
+	if o, ok := f.find(file, kind, name); ok {
+		return o.Source.Line
+	}
+	return 0
+}
+
+// withoutNamespace reports whether the object of this kind in file that
+// the rendered name was made from names no namespace: a namespace the
+// rendered object has was set by a kustomization.
+func (f *lineFinder) withoutNamespace(file, kind, name string) bool {
+	o, ok := f.find(file, kind, name)
+	return ok && o.Ref.Namespace == ""
+}
+
+// find returns the object of this kind in file whose name the rendered
+// name was made from; false when there is none or that is ambiguous.
+func (f *lineFinder) find(file, kind, name string) (object.Object, bool) {
 	objs, ok := f.files[file]
 	if !ok {
 		if b, err := os.ReadFile(file); err == nil {
@@ -416,9 +436,9 @@ func (f *lineFinder) objectLine(file, kind, name string) int {
 		}
 	}
 	if len(best) == 1 {
-		return best[0].Source.Line
+		return best[0], true
 	}
-	return 0
+	return object.Object{}, false
 }
 
 // generatorLine returns the line of the configMapGenerator or
