@@ -33,8 +33,8 @@ with the plan's action (create, update, delete, unchanged, conflict, invalid,
 pending; "risk" when the change carries one), the live objects they refer to,
 and references to objects that do not exist ("missing"). Edges say how one
 object refers to another: owner, selects, env-from, env-key, volume,
-service-account, image-pull-secret, backend, scale-target,
-disruption-budget, role-ref, subject, defined-by.
+service-account, image-pull-secret, backend, parent-ref, gateway-class,
+scale-target, disruption-budget, role-ref, subject, defined-by.
 
 --focus keeps the neighbourhood of one object, --depth edges away (either
 direction, owned objects such as ReplicaSets included).`,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -364,9 +365,20 @@ func TestRealGatewayAPIWithResources(t *testing.T) {
 		"GatewayClass": "pending ", "Gateway": "pending " + ns, "HTTPRoute": "pending " + ns,
 		"CustomResourceDefinition": "create ", "ValidatingAdmissionPolicy": "create ", "ValidatingAdmissionPolicyBinding": "create ",
 	}
+	// The example routes to Services it does not ship (my-service1 and
+	// my-service2): true broken references, and the only risks. Its
+	// parent, the Gateway, is in the set.
+	wantRisks := map[string][]string{"HTTPRoute": {
+		"broken-ref httproute.gateway.networking.k8s.io/http-app-1 -n " + ns + " (spec.rules[0].backendRefs[name=my-service1]) -> service/my-service1 -n " + ns + ": does not exist",
+		"broken-ref httproute.gateway.networking.k8s.io/http-app-1 -n " + ns + " (spec.rules[1].backendRefs[name=my-service2]) -> service/my-service2 -n " + ns + ": does not exist",
+	}}
 	for _, c := range p.Changes {
-		if got := c.Action + " " + c.Ref["namespace"]; got != want[c.Ref["kind"]] || len(c.Risks) > 0 {
-			t.Errorf("%s: %s, want %s; risks %v", refString(c.Ref), got, want[c.Ref["kind"]], c.Risks)
+		var risks []string
+		for _, r := range c.Risks {
+			risks = append(risks, r.Kind+" "+r.Message)
+		}
+		if got := c.Action + " " + c.Ref["namespace"]; got != want[c.Ref["kind"]] || !slices.Equal(risks, wantRisks[c.Ref["kind"]]) {
+			t.Errorf("%s: %s, want %s; risks %q, want %q", refString(c.Ref), got, want[c.Ref["kind"]], risks, wantRisks[c.Ref["kind"]])
 		}
 		if c.Action == "pending" && !strings.Contains(c.Message, "CustomResourceDefinition is created by this plan") {
 			t.Errorf("%s: pending because %q", refString(c.Ref), c.Message)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -44,7 +45,9 @@ func TestEdgeKinds(t *testing.T) {
 		{EnvKey, []string{"deployment.apps/web -n shop -> configmap/web-config -n shop"}},
 		{ServiceAccount, []string{"deployment.apps/web -n shop -> serviceaccount/web -n shop"}},
 		{Volume, []string{"deployment.apps/web -n shop -> persistentvolumeclaim/web-cache -n shop"}},
-		{Backend, []string{"ingress.networking.k8s.io/web -n shop -> service/web -n shop"}},
+		{Backend, []string{"httproute.gateway.networking.k8s.io/web -n shop -> service/web -n shop", "ingress.networking.k8s.io/web -n shop -> service/web -n shop"}},
+		{ParentRef, []string{"httproute.gateway.networking.k8s.io/web -n shop -> gateway.gateway.networking.k8s.io/public -n shop"}},
+		{GatewayClass, []string{"gateway.gateway.networking.k8s.io/public -n shop -> gatewayclass.gateway.networking.k8s.io/eg"}},
 		{ScaleTarget, []string{"horizontalpodautoscaler.autoscaling/web -n shop -> deployment.apps/web -n shop"}},
 		// The PDB's selector matches the Deployment's template; the
 		// ReplicaSet it controls is its owner's business.
@@ -68,6 +71,50 @@ func TestEdgeKinds(t *testing.T) {
 	}
 	if b := g.Broken(); len(b) != 0 {
 		t.Errorf("broken references in a complete set: %v", b)
+	}
+}
+
+// TestGatewayAPIRoutes: a route's parents and backends are references the
+// broken-reference check reads, with Gateway API's defaults (a Gateway
+// parent, a Service backend, the route's namespace), the Service port
+// checked, and backends of other kinds left to the resolver.
+func TestGatewayAPIRoutes(t *testing.T) {
+	g := New(parse(t, `apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: shop}
+spec: {ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  parentRefs: [{name: public}, {name: infra, namespace: gateways, sectionName: https}]
+  rules:
+  - backendRefs: [{name: api, port: 8080}, {name: api, port: 9090}]
+  - backendRefs: [{name: gone, port: 80}, {group: example.com, kind: Pool, name: p}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc, namespace: shop}
+spec:
+  parentRefs: [{name: public}]
+  rules: [{backendRefs: [{name: api, port: 8080}]}]`))
+	var got []string
+	for _, b := range g.Broken() {
+		got = append(got, b.Message())
+	}
+	want := []string{
+		"httproute.gateway.networking.k8s.io/web -n shop (spec.parentRefs[name=public]) -> gateway.gateway.networking.k8s.io/public -n shop: does not exist",
+		"httproute.gateway.networking.k8s.io/web -n shop (spec.parentRefs[name=infra]) -> gateway.gateway.networking.k8s.io/infra -n gateways: does not exist",
+		"httproute.gateway.networking.k8s.io/web -n shop (spec.rules[0].backendRefs[name=api]) -> service/api -n shop: port 9090 does not exist",
+		"httproute.gateway.networking.k8s.io/web -n shop (spec.rules[1].backendRefs[name=gone]) -> service/gone -n shop: does not exist",
+		"httproute.gateway.networking.k8s.io/web -n shop (spec.rules[1].backendRefs[name=p]) -> pool.example.com/p -n shop: does not exist",
+		"grpcroute.gateway.networking.k8s.io/rpc -n shop (spec.parentRefs[name=public]) -> gateway.gateway.networking.k8s.io/public -n shop: does not exist",
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("broken references (-want +got):\n%s", diff)
 	}
 }
 

@@ -48,9 +48,16 @@ const (
 	ServiceAccount EdgeKind = "service-account"
 	// ImagePullSecret: a pod template pulls images with a Secret.
 	ImagePullSecret EdgeKind = "image-pull-secret"
-	// Backend: an Ingress routes to a Service; Edge.Key names the port
-	// (a number or a name).
+	// Backend: an Ingress or a Gateway API route (HTTPRoute, GRPCRoute,
+	// TLSRoute, TCPRoute, UDPRoute) routes to a Service, or a route to
+	// another backend kind; Edge.Key names the Service port (a number or
+	// a name).
 	Backend EdgeKind = "backend"
+	// ParentRef: a Gateway API route attaches to its parent, a Gateway
+	// unless it names another kind (spec.parentRefs).
+	ParentRef EdgeKind = "parent-ref"
+	// GatewayClass: a Gateway names its GatewayClass.
+	GatewayClass EdgeKind = "gateway-class"
 	// ScaleTarget: a HorizontalPodAutoscaler scales an object.
 	ScaleTarget EdgeKind = "scale-target"
 	// RoleRef: a RoleBinding or ClusterRoleBinding grants a Role or

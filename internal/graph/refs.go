@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -105,8 +106,73 @@ func refsOf(from object.Ref, u *unstructured.Unstructured) []Edge {
 	case schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
 		schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:
 		return bindingRefs(from, u)
+	case schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}:
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName")
+		if name == "" {
+			return nil
+		}
+		return []Edge{{From: from, To: object.Ref{Group: gatewayGroup, Kind: "GatewayClass", Name: name}, Kind: GatewayClass, Field: "spec.gatewayClassName"}}
+	}
+	if from.Group == gatewayGroup && routeKinds[from.Kind] {
+		return routeRefs(from, u)
 	}
 	return nil
+}
+
+// gatewayGroup is the API group of the Gateway API.
+const gatewayGroup = "gateway.networking.k8s.io"
+
+// routeKinds are the Gateway API route kinds: each has spec.parentRefs
+// and spec.rules[].backendRefs.
+var routeKinds = map[string]bool{"HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true, "TCPRoute": true, "UDPRoute": true}
+
+// routeRefs returns the references of a Gateway API route: its parents
+// (a Gateway by default) and its backends (a Service by default, in the
+// route's namespace unless the reference names another).
+func routeRefs(from object.Ref, u *unstructured.Unstructured) []Edge {
+	var out []Edge
+	target := func(m map[string]any, group, kind string) object.Ref {
+		ref := object.Ref{Group: group, Kind: kind, Namespace: from.Namespace, Name: str(m, "name")}
+		if g, ok := m["group"].(string); ok {
+			ref.Group = g
+		}
+		if k := str(m, "kind"); k != "" {
+			ref.Kind = k
+		}
+		if ns := str(m, "namespace"); ns != "" {
+			ref.Namespace = ns
+		}
+		if ref.Group == "" && ref.Kind == "Service" {
+			ref.Version = "v1"
+		}
+		return ref
+	}
+	parents, _, _ := unstructured.NestedSlice(u.Object, "spec", "parentRefs")
+	for _, p := range parents {
+		pm, _ := p.(map[string]any)
+		if str(pm, "name") == "" {
+			continue
+		}
+		out = append(out, Edge{From: from, To: target(pm, gatewayGroup, "Gateway"), Kind: ParentRef, Field: "spec.parentRefs[name=" + str(pm, "name") + "]"})
+	}
+	rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+	for i, r := range rules {
+		rm, _ := r.(map[string]any)
+		backends, _, _ := unstructured.NestedSlice(rm, "backendRefs")
+		for _, b := range backends {
+			bm, _ := b.(map[string]any)
+			if str(bm, "name") == "" {
+				continue
+			}
+			to := target(bm, "", "Service")
+			port := ""
+			if n, ok := bm["port"]; ok && to.Version == "v1" {
+				port = itoa(n)
+			}
+			out = append(out, Edge{From: from, To: to, Kind: Backend, Key: port, Field: fmt.Sprintf("spec.rules[%d].backendRefs[name=%s]", i, str(bm, "name"))})
+		}
+	}
+	return out
 }
 
 // podRefs returns the references of a pod spec.
