@@ -131,7 +131,7 @@ func TestMermaidParses(t *testing.T) {
 		{ID: "n1", Ref: object.Ref{Kind: "end", Name: "graph [x] (y) {z} #1; -->"}, State: graph.StateMissing},
 	}, Edges: []graph.DrawEdge{{From: "n0", To: "n1", Kind: graph.Owner}}}
 	diagrams := []string{Mermaid(all), Mermaid(states), Mermaid(plan.ChangeView(fan, p, 40)), Mermaid(hostile)}
-	if len(all.Nodes) != 14 || len(all.Edges) < 12 {
+	if len(all.Nodes) != 17 || len(all.Edges) < 15 {
 		t.Fatalf("fixture view: %d nodes, %d edges", len(all.Nodes), len(all.Edges))
 	}
 	results := mermaidtest.Parse(t, diagrams)
