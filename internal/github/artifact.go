@@ -21,9 +21,10 @@ import (
 // DownloadRunArtifact downloads an artifact of workflow run runID and
 // writes the one file its archive holds into directory dstDir (created if
 // missing), returning the file's path. HTML pages in the archive (the
-// action uploads its HTML plan next to the store) are left out. The artifact is the one named name,
-// or when name is "", the newest one whose name starts with prefix (the
-// last attempt's, when several attempts of the run uploaded one).
+// action uploads its HTML plan next to the store) are left out. The
+// artifact is the one named name, or when name is "", the newest one whose
+// name starts with prefix (the last attempt's, when several attempts of the
+// run uploaded one).
 //
 // It lists the run's artifacts, asks GitHub for the artifact's download
 // URL, a short-lived signed URL, and fetches that URL without the token.
