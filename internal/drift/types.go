@@ -53,40 +53,37 @@ type Summary struct {
 	Invalid int `json:"invalid"`
 }
 
-// Count returns the number of objects in state s.
+// Count returns the number of objects in state st.
 func (s Summary) Count(st State) int {
-	switch st {
-	case InSync:
-		return s.InSync
-	case Drifted:
-		return s.Drifted
-	case Missing:
-		return s.Missing
-	case Extra:
-		return s.Extra
-	case Orphan:
-		return s.Orphan
-	case Invalid:
-		return s.Invalid
+	if n := s.counter(st); n != nil {
+		return *n
 	}
 	return 0
 }
 
 func (s *Summary) add(st State) {
+	if n := s.counter(st); n != nil {
+		*n++
+	}
+}
+
+// counter returns the field that counts state st, nil for an unknown one.
+func (s *Summary) counter(st State) *int {
 	switch st {
 	case InSync:
-		s.InSync++
+		return &s.InSync
 	case Drifted:
-		s.Drifted++
+		return &s.Drifted
 	case Missing:
-		s.Missing++
+		return &s.Missing
 	case Extra:
-		s.Extra++
+		return &s.Extra
 	case Orphan:
-		s.Orphan++
+		return &s.Orphan
 	case Invalid:
-		s.Invalid++
+		return &s.Invalid
 	}
+	return nil
 }
 
 // Drifts counts the objects that are not as git says: drifted, missing,

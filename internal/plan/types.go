@@ -72,43 +72,38 @@ type Summary struct {
 
 // Count returns the number of changes with action a.
 func (s Summary) Count(a Action) int {
-	switch a {
-	case Create:
-		return s.Create
-	case Update:
-		return s.Update
-	case Unchanged:
-		return s.Unchanged
-	case Delete:
-		return s.Delete
-	case Conflict:
-		return s.Conflict
-	case Invalid:
-		return s.Invalid
-	case Pending:
-		return s.Pending
+	if n := s.counter(a); n != nil {
+		return *n
 	}
 	return 0
 }
 
 // add counts one change with action a.
 func (s *Summary) add(a Action) {
+	if n := s.counter(a); n != nil {
+		*n++
+	}
+}
+
+// counter returns the field that counts action a, nil for an unknown one.
+func (s *Summary) counter(a Action) *int {
 	switch a {
 	case Create:
-		s.Create++
+		return &s.Create
 	case Update:
-		s.Update++
+		return &s.Update
 	case Unchanged:
-		s.Unchanged++
+		return &s.Unchanged
 	case Delete:
-		s.Delete++
+		return &s.Delete
 	case Conflict:
-		s.Conflict++
+		return &s.Conflict
 	case Invalid:
-		s.Invalid++
+		return &s.Invalid
 	case Pending:
-		s.Pending++
+		return &s.Pending
 	}
+	return nil
 }
 
 // Summarize counts changes by action.
