@@ -367,12 +367,9 @@ func (r *renderer) lock(path string) (*chartrepo.Lock, error) {
 	if l, ok := r.locks[path]; ok {
 		return l, nil
 	}
-	real, err := resolvePath(path)
+	real, err := r.underRoot(path)
 	if err != nil {
 		return nil, err
-	}
-	if !within(r.root, real) {
-		return nil, &outsideRootError{path: real, root: r.root}
 	}
 	l, err := chartrepo.ReadLock(real)
 	if err != nil {
@@ -395,15 +392,22 @@ func (r *renderer) checkTree(dir string) error {
 		if d.Type()&fs.ModeSymlink == 0 {
 			return nil
 		}
-		real, err := resolvePath(p)
-		if err != nil {
-			return err
-		}
-		if !within(r.root, real) {
-			return &outsideRootError{path: real, root: r.root}
-		}
-		return nil
+		_, err = r.underRoot(p)
+		return err
 	})
+}
+
+// underRoot resolves path (symbolic links included) and returns it, or an
+// *outsideRootError when it leads out of the repository root.
+func (r *renderer) underRoot(path string) (string, error) {
+	real, err := resolvePath(path)
+	if err != nil {
+		return "", err
+	}
+	if !within(r.root, real) {
+		return "", &outsideRootError{path: real, root: r.root}
+	}
+	return real, nil
 }
 
 // readUnderRoot reads a file named relative to dir, which must be under the
@@ -412,12 +416,9 @@ func (r *renderer) readUnderRoot(dir, name string) ([]byte, error) {
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(dir, name)
 	}
-	real, err := resolvePath(name)
+	real, err := r.underRoot(name)
 	if err != nil {
 		return nil, err
-	}
-	if !within(r.root, real) {
-		return nil, &outsideRootError{path: real, root: r.root}
 	}
 	b, err := os.ReadFile(real)
 	if err != nil {
