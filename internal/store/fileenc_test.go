@@ -24,6 +24,22 @@ func encOpts(key []byte, readOnly bool) Options {
 	return o
 }
 
+// encryptedStore writes a store encrypted with key that holds one
+// snapshot of an application of n objects, and returns its path.
+func encryptedStore(t *testing.T, key []byte, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), DefaultPath)
+	db, err := Open(path, encOpts(key, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, db, Before, newApp(n).objs)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // privateTemp makes the temporary files of this test land in a directory
 // it can inspect, and returns it.
 func privateTemp(t *testing.T) string {
@@ -162,15 +178,7 @@ func storePieces(t *testing.T, path string) [][]byte {
 func TestEncryptedReadOnlyAndUnchangedLeaveTheFile(t *testing.T) {
 	privateTemp(t)
 	key := fileKey(4)
-	path := filepath.Join(t.TempDir(), DefaultPath)
-	db, err := Open(path, encOpts(key, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(t, db, Before, newApp(5).objs)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := encryptedStore(t, key, 5)
 	before, _ := os.ReadFile(path)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	os.Chtimes(path, old, old)
@@ -245,13 +253,7 @@ func checkNoTemp(t *testing.T, tmp, when string) {
 func TestEncryptedKeyErrors(t *testing.T) {
 	privateTemp(t)
 	key := fileKey(8)
-	path := filepath.Join(t.TempDir(), DefaultPath)
-	db, err := Open(path, encOpts(key, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(t, db, Before, newApp(2).objs)
-	db.Close()
+	path := encryptedStore(t, key, 2)
 	wrong := fileKey(9)
 	tests := []struct {
 		name    string
@@ -284,13 +286,7 @@ func TestEncryptedKeyErrors(t *testing.T) {
 func TestEncryptedDamaged(t *testing.T) {
 	privateTemp(t)
 	key := fileKey(10)
-	path := filepath.Join(t.TempDir(), DefaultPath)
-	db, err := Open(path, encOpts(key, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(t, db, Before, newApp(2).objs)
-	db.Close()
+	path := encryptedStore(t, key, 2)
 	raw, _ := os.ReadFile(path)
 	for name, b := range map[string][]byte{
 		"a flipped byte": func() []byte { c := bytes.Clone(raw); c[len(c)-100] ^= 1; return c }(),

@@ -59,15 +59,7 @@ func startHolder(t *testing.T, path string) *exec.Cmd {
 func TestSweepStalePlainCopies(t *testing.T) {
 	tmp := privateTemp(t)
 	key := fileKey(7)
-	path := filepath.Join(t.TempDir(), DefaultPath)
-	db, err := Open(path, encOpts(key, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(t, db, Before, newApp(3).objs)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := encryptedStore(t, key, 3)
 
 	killed := startHolder(t, path)
 	live := startHolder(t, path)
@@ -84,7 +76,7 @@ func TestSweepStalePlainCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = Open(path, encOpts(key, true))
+	db, err := Open(path, encOpts(key, true))
 	if err != nil {
 		t.Fatal(err)
 	}
